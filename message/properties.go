@@ -1,0 +1,113 @@
+package message
+
+import (
+	"bytes"
+	"fmt"
+	"sort"
+)
+
+// Property separators, frozen by the RocketMQ wire format.
+const (
+	NameValueSeparator = '\x01'
+	PropertySeparator  = '\x02'
+)
+
+// MaxPropertiesLen is the largest encoded property block: PROPLEN is read
+// as a signed 16-bit integer by Java brokers and clients.
+const MaxPropertiesLen = 32767
+
+// ValidateProperties reports the first key or value that cannot be encoded:
+// an empty key, or a key or value containing a separator byte.
+func ValidateProperties(props map[string]string) error {
+	for k, v := range props {
+		if k == "" {
+			return fmt.Errorf("%w: empty key", ErrBadProperty)
+		}
+		if hasSeparator(k) {
+			return fmt.Errorf("%w: key %q contains a separator", ErrBadProperty, k)
+		}
+		if hasSeparator(v) {
+			return fmt.Errorf("%w: value of %q contains a separator", ErrBadProperty, k)
+		}
+	}
+	return nil
+}
+
+func hasSeparator(s string) bool {
+	for i := 0; i < len(s); i++ {
+		if s[i] == NameValueSeparator || s[i] == PropertySeparator {
+			return true
+		}
+	}
+	return false
+}
+
+// PropertiesLen returns the encoded length of props without encoding them.
+func PropertiesLen(props map[string]string) int {
+	n := 0
+	for k, v := range props {
+		n += len(k) + len(v) + 2
+	}
+	return n
+}
+
+// EncodeProperties returns props as key\x01value\x02 pairs, keys sorted so
+// that equal maps give equal bytes (records are compared and hashed across
+// replicas). It does not validate; see ValidateProperties.
+func EncodeProperties(props map[string]string) []byte {
+	return AppendProperties(make([]byte, 0, PropertiesLen(props)), props)
+}
+
+// AppendProperties appends the encoding of props to dst, as EncodeProperties.
+func AppendProperties(dst []byte, props map[string]string) []byte {
+	if len(props) == 0 {
+		return dst
+	}
+	keys := sortedKeys(props)
+	for _, k := range keys {
+		dst = append(dst, k...)
+		dst = append(dst, NameValueSeparator)
+		dst = append(dst, props[k]...)
+		dst = append(dst, PropertySeparator)
+	}
+	return dst
+}
+
+func sortedKeys(props map[string]string) []string {
+	keys := make([]string, 0, len(props))
+	for k := range props {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	return keys
+}
+
+// DecodeProperties parses key\x01value\x02 pairs. Like the Java decoder it
+// accepts a missing final \x02 and skips empty items (\x02\x02); a later
+// duplicate key wins. An item without \x01, with an empty key, or with a
+// second \x01 is ErrMalformedProperties: no conforming encoder produces it,
+// and accepting it would make re-encoding lossy. Input without any pair
+// gives a nil map, so an encode/decode round trip of nil stays nil.
+func DecodeProperties(b []byte) (map[string]string, error) {
+	props := make(map[string]string, bytes.Count(b, []byte{PropertySeparator})+1)
+	for len(b) > 0 {
+		item := b
+		if i := bytes.IndexByte(b, PropertySeparator); i >= 0 {
+			item, b = b[:i], b[i+1:]
+		} else {
+			b = nil
+		}
+		if len(item) == 0 {
+			continue
+		}
+		k, v, ok := bytes.Cut(item, []byte{NameValueSeparator})
+		if !ok || len(k) == 0 || bytes.IndexByte(v, NameValueSeparator) >= 0 {
+			return nil, fmt.Errorf("%w: item %q", ErrMalformedProperties, item)
+		}
+		props[string(k)] = string(v)
+	}
+	if len(props) == 0 {
+		return nil, nil
+	}
+	return props, nil
+}
