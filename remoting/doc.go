@@ -1,0 +1,85 @@
+// Package remoting speaks Apache RocketMQ 4.x's remoting protocol: the frame
+// codec, the JSON and ROCKETMQ (binary) header codecs, the request and
+// response codes, and the connection handling both ends need — a Server
+// that dispatches requests to handlers by code, a Client that keeps one
+// connection per address, and a Conn shared by both that multiplexes
+// concurrent requests and responses over one TCP stream.
+//
+// The package owns bytes on the wire and nothing above them: it does not
+// know what a topic or a message is. It depends on nothing else in raftmq.
+//
+// # Frame
+//
+// All integers are big-endian. Frozen: this is RocketMQ's format.
+//
+//	 0               4               8
+//	+---------------+-+-------------+----------------+--------------+
+//	| frame length  |t| header len  | header         | body         |
+//	| int32         |8| uint24      | headerLen bytes| the rest     |
+//	+---------------+-+-------------+----------------+--------------+
+//	frame length = 4 + headerLen + bodyLen   (excludes itself)
+//	t            = serialize type: 0 JSON, 1 ROCKETMQ
+//
+// A reader checks the frame length before allocating: below 4 is
+// ErrMalformedFrame, above the configured maximum (DefaultMaxFrameSize,
+// 16 MiB) is ErrFrameTooLarge, a header length beyond the frame is
+// ErrMalformedFrame, and a header that does not parse is ErrBadHeader. A
+// connection that sends any of these is closed: after a framing error the
+// stream cannot be resynchronised.
+//
+// # JSON header (serialize type 0)
+//
+// What the official Go client sends, and what we write: exactly the bytes
+// encoding/json produces for a struct with the fields in this order (keys of
+// extFields sorted, HTML-safe escaping). Every extFields value is a JSON
+// string — a Go client drops a frame with a bare number and times out.
+//
+//	{"code":10,"language":"GO","version":317,"opaque":42,"flag":0,
+//	 "remark":"","extFields":{"queueId":"0","topic":"TopicTest"}}
+//
+// Decoding is liberal: any field order, unknown fields ignored (Java adds
+// serializeTypeCurrentRPC), null remark, and numbers, booleans or null in
+// extFields taken as their JSON text ("12", "true", "").
+//
+// # ROCKETMQ binary header (serialize type 1)
+//
+// Frozen. Lengths are signed; a negative one is ErrBadHeader.
+//
+//	+------+----+-------+------+------+---------+--------+-------+----------+
+//	| code |lang|version|opaque| flag |remarkLen| remark |extLen | ext      |
+//	| i16  | u8 | i16   | i32  | i32  | i32     |        | i32   | extLen B |
+//	+------+----+-------+------+------+---------+--------+-------+----------+
+//	ext = repeated { keyLen i16 | key | valLen i32 | value }
+//
+// lang is RocketMQ's LanguageCode ordinal (JAVA 0, CPP 1, DOTNET 2,
+// PYTHON 3, DELPHI 4, ERLANG 5, RUBY 6, OTHER 7, HTTP 8, GO 9, PHP 10,
+// OMS 11); unknown names encode as OTHER. We write ext keys sorted so a
+// command always has one encoding.
+//
+// # Flag, opaque, and who answers
+//
+// flag bit 0 (FlagResponse) marks a response, bit 1 (FlagOneway) a request
+// that wants no answer. A response copies its request's opaque; that is the
+// only link between them, so responses may come back in any order. Either
+// end may send requests: the broker sends CHECK_TRANSACTION_STATE (39) and
+// NOTIFY_CONSUMER_IDS_CHANGED (40) to clients over the client's own
+// connection, with opaques of its own; a Conn tells the two streams apart by
+// the response bit.
+//
+// The Go client never sets the oneway bit on its oneway requests, so a
+// server answers a flag-0 request even if the client will not read it; the
+// answer is harmless. A request with the oneway bit is never answered.
+//
+// # Concurrency
+//
+// Each request runs in its own goroutine, at most MaxConcurrentPerConn per
+// connection; beyond that the request is answered SYSTEM_BUSY at once
+// instead of queueing without bound. A long-poll pull parked in a handler
+// therefore never delays a send on the same connection. Writes are whole
+// frames under a per-connection lock with a write deadline; a failed or
+// timed-out write closes the connection, since a partial frame would
+// corrupt the stream.
+//
+// Handlers get a context that is cancelled when their connection closes, so
+// a parked long poll ends when its client goes away or the server closes.
+package remoting
