@@ -93,9 +93,14 @@ func (m *Message) Tags() string { return m.Property(PropertyTags) }
 // SetTags sets the TAGS property; "" removes it.
 func (m *Message) SetTags(tags string) { m.setOrRemove(PropertyTags, tags) }
 
-// Keys returns the space-separated KEYS property split into its keys.
+// Keys returns the space-separated KEYS property split into its keys, or
+// nil when there are none.
 func (m *Message) Keys() []string {
-	return strings.Fields(m.Property(PropertyKeys))
+	keys := strings.Fields(m.Property(PropertyKeys))
+	if len(keys) == 0 {
+		return nil
+	}
+	return keys
 }
 
 // SetKeys sets KEYS to keys joined by single spaces, as the clients do; an
