@@ -1,0 +1,79 @@
+# raftmq — the two commands are `make run` and `make test`.
+# Everything the targets need beyond Go is installed by the targets
+# themselves into ./bin (staticcheck) or the Go module cache.
+
+GO          ?= go
+BIN         := $(CURDIR)/bin
+RAFTMQ      := $(BIN)/raftmq
+STATICCHECK := $(BIN)/staticcheck
+STATICCHECK_VERSION := v0.8.2
+VERSION     ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo dev)
+LDFLAGS     := -s -w -X github.com/raftmq/raftmq/cli.Version=$(VERSION)
+DATA        ?= $(CURDIR)/data
+FUZZTIME    ?= 2m
+
+.PHONY: all build run test unit integration lint fmt-check vet staticcheck \
+        bench chaos fuzz docker clean
+
+all: build
+
+## build: the static raftmq binary in ./bin
+build:
+	CGO_ENABLED=0 $(GO) build -trimpath -ldflags '$(LDFLAGS)' -o $(RAFTMQ) ./cmd/raftmq
+
+## run: start a local cluster (name server + one 3-node group) on loopback
+run: build
+	@$(RAFTMQ) version
+	@echo "raftmq: the broker and name server are not built yet (issues 4-5);"
+	@echo "        'make run' will start 'raftmq dev' (data in $(DATA)) once they land."
+
+## test: lint, unit tests (with the race detector) and integration tests
+test: lint unit integration
+
+unit:
+	$(GO) test -race -count=1 -timeout 12m ./...
+
+integration:
+	cd integration && $(GO) test -count=1 -timeout 10m ./...
+
+## lint: gofmt, go vet and staticcheck over both modules
+lint: fmt-check vet staticcheck
+
+fmt-check:
+	@out=$$(gofmt -l $$(git ls-files '*.go' 2>/dev/null || find . -name '*.go')); \
+	if [ -n "$$out" ]; then echo "gofmt would change:"; echo "$$out"; exit 1; fi
+
+vet:
+	$(GO) vet ./...
+	cd integration && $(GO) vet ./...
+
+$(STATICCHECK):
+	GOBIN=$(BIN) $(GO) install honnef.co/go/tools/cmd/staticcheck@$(STATICCHECK_VERSION)
+
+staticcheck: $(STATICCHECK)
+	$(STATICCHECK) ./...
+	cd integration && $(STATICCHECK) ./...
+
+## bench: Go benchmarks of the hot paths (the cluster benchmark against NATS comes with issue 8)
+bench:
+	$(GO) test -run '^$$' -bench . -benchmem -benchtime 2s ./...
+
+## chaos: the long randomized fault schedules
+chaos:
+	RAFTMQ_CHAOS=1 $(GO) test -race -count=1 -timeout 60m -run Chaos ./dledger/... ./integration/...
+
+## fuzz: run every fuzz target for FUZZTIME (default 2m) each
+fuzz:
+	@for pkg in ./remoting ./message; do \
+	  for f in $$($(GO) test -list '^Fuzz' $$pkg | grep '^Fuzz'); do \
+	    echo "== $$pkg $$f"; \
+	    $(GO) test $$pkg -run '^$$' -fuzz "^$$f$$" -fuzztime $(FUZZTIME) -parallel 1 || exit 1; \
+	  done; \
+	done
+
+## docker: the FROM-scratch image of the static binary
+docker: build
+	docker build -t raftmq:$(VERSION) -f deploy/Dockerfile .
+
+clean:
+	rm -rf $(BIN) $(DATA)
