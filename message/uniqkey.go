@@ -64,7 +64,10 @@ func (g *UniqKeyGenerator) Next() string {
 		g.monthStart = startOfMonth(now)
 		g.nextMonth = g.monthStart.AddDate(0, 1, 0)
 	}
-	span := int32(now.Sub(g.monthStart).Milliseconds())
+	// A month has up to 2.68e9 ms, more than an int32 holds: Java writes
+	// the low 32 bits anyway, and readers take them as unsigned. A clock
+	// stepped back across the month boundary gives 0, not a huge span.
+	span := max(now.Sub(g.monthStart).Milliseconds(), 0)
 	counter := g.counter
 	g.counter++
 	g.mu.Unlock()
@@ -107,7 +110,9 @@ func ParseUniqKeyAt(s string, now time.Time) (netip.Addr, time.Time, error) {
 	} else {
 		ip = netip.AddrFrom4([4]byte(b[:4]))
 	}
-	span := time.Duration(int32(binary.BigEndian.Uint32(b[n+6:]))) * time.Millisecond
+	// Unsigned: see Next. Java's parser reads it signed and misplaces keys
+	// from after the 24th day of a month; this one does not.
+	span := time.Duration(binary.BigEndian.Uint32(b[n+6:])) * time.Millisecond
 	start := startOfMonth(now)
 	if !start.Add(span).Before(now) {
 		start = start.AddDate(0, -1, 0)
