@@ -351,7 +351,10 @@ func TestTornTail(t *testing.T) {
 		corrupt func(f vfs.File) error
 		wantMax int64
 	}{
-		{"partial entry", func(f vfs.File) error { _, err := f.WriteAt([]byte{0, 0, 0, 0, 0, 0, 3, 0x20, 0, 0}, 7*EntrySize); return err }, 7},
+		{"partial entry", func(f vfs.File) error {
+			_, err := f.WriteAt([]byte{0, 0, 0, 0, 0, 0, 3, 0x20, 0, 0}, 7*EntrySize)
+			return err
+		}, 7},
 		{"short file", func(f vfs.File) error { return f.Truncate(6*EntrySize + 7) }, 6},
 		{"commit offset goes back", func(f vfs.File) error {
 			b := make([]byte, EntrySize)
