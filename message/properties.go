@@ -3,7 +3,7 @@ package message
 import (
 	"bytes"
 	"fmt"
-	"sort"
+	"slices"
 )
 
 // Property separators, frozen by the RocketMQ wire format.
@@ -63,8 +63,10 @@ func AppendProperties(dst []byte, props map[string]string) []byte {
 	if len(props) == 0 {
 		return dst
 	}
-	keys := sortedKeys(props)
-	for _, k := range keys {
+	// Messages carry a handful of properties; a stack buffer keeps the
+	// sort from allocating on the broker's hot path.
+	var buf [16]string
+	for _, k := range sortedKeys(buf[:0], props) {
 		dst = append(dst, k...)
 		dst = append(dst, NameValueSeparator)
 		dst = append(dst, props[k]...)
@@ -73,12 +75,11 @@ func AppendProperties(dst []byte, props map[string]string) []byte {
 	return dst
 }
 
-func sortedKeys(props map[string]string) []string {
-	keys := make([]string, 0, len(props))
+func sortedKeys(keys []string, props map[string]string) []string {
 	for k := range props {
 		keys = append(keys, k)
 	}
-	sort.Strings(keys)
+	slices.Sort(keys)
 	return keys
 }
 
