@@ -27,6 +27,16 @@ func Encode(cmd *Command) ([]byte, error) {
 // AppendEncode appends the command's complete frame to dst. On error dst is
 // returned unchanged.
 func AppendEncode(dst []byte, cmd *Command) ([]byte, error) {
+	dst, err := appendFrameHead(dst, cmd)
+	if err != nil {
+		return dst, err
+	}
+	return append(dst, cmd.Body...), nil
+}
+
+// appendFrameHead appends the length words and header but not the body, so
+// a connection can write a large body from where it lies.
+func appendFrameHead(dst []byte, cmd *Command) ([]byte, error) {
 	start := len(dst)
 	dst = append(dst, 0, 0, 0, 0, 0, 0, 0, 0)
 	var err error
@@ -51,7 +61,7 @@ func AppendEncode(dst []byte, cmd *Command) ([]byte, error) {
 	}
 	binary.BigEndian.PutUint32(dst[start:], uint32(total))
 	binary.BigEndian.PutUint32(dst[start+4:], uint32(cmd.SerializeType)<<24|uint32(headerLen))
-	return append(dst, cmd.Body...), nil
+	return dst, nil
 }
 
 // Decode parses one frame without its leading length word. The returned

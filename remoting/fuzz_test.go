@@ -7,12 +7,6 @@ import (
 	"testing"
 )
 
-// isCodecError reports whether err is one of the decoder's sentinels: a
-// decoder must fail only in ways callers can classify.
-func isCodecError(err error) bool {
-	return errors.Is(err, ErrMalformedFrame) || errors.Is(err, ErrBadHeader) || errors.Is(err, ErrFrameTooLarge)
-}
-
 func fuzzSeedCommands() []*Command {
 	return []*Command{
 		NewRequest(ReqSendMessage, map[string]string{"topic": "T", "queueId": "0", "properties": "TAGS\x01a\x02"}, []byte("hi")),

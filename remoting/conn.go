@@ -1,0 +1,387 @@
+package remoting
+
+import (
+	"bufio"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/hashicorp/go-hclog"
+)
+
+// DefaultInvokeTimeout bounds a call whose context has no deadline.
+const DefaultInvokeTimeout = 3 * time.Second
+
+// readBufferSize is the bufio size on each connection: large enough that a
+// typical send (header plus a few KiB of body) arrives in one read.
+const readBufferSize = 64 << 10
+
+// maxRetainedWriteBuffer caps the per-connection encode buffer kept between
+// writes, so one huge response does not pin its size for the connection's
+// lifetime.
+const maxRetainedWriteBuffer = 64 << 10
+
+var connIDs atomic.Uint64
+
+// errClosedLocally is the cause recorded when our side closes a connection.
+var errClosedLocally = errors.New("closed locally")
+
+// connOptions is what a Server or Client hands each of its connections.
+type connOptions struct {
+	maxFrame      int
+	writeTimeout  time.Duration
+	maxConcurrent int
+	logger        hclog.Logger
+	mux           *mux
+	// group counts the connection's goroutines; its owner waits on it.
+	group *sync.WaitGroup
+	// admit, if set, is asked before a request's handler starts and release
+	// is called when it ends; the server drains through them on Shutdown.
+	admit   func() bool
+	release func()
+	onClose func(*Conn)
+}
+
+// Conn is one remoting connection, on either side. It reads frames in one
+// goroutine, runs each request's handler in its own goroutine, and matches
+// responses to the calls it sent by opaque, so both ends can have requests
+// in flight at once.
+type Conn struct {
+	id   uint64
+	nc   net.Conn
+	opts *connOptions
+	log  hclog.Logger
+	ctx  context.Context
+	stop context.CancelFunc
+	sem  chan struct{}
+
+	nextOpaque atomic.Int32
+	values     sync.Map
+
+	wmu  sync.Mutex
+	wbuf []byte
+
+	pmu      sync.Mutex
+	pending  map[int32]func(*Command, error)
+	closed   bool
+	closeErr error
+}
+
+func newConn(nc net.Conn, opts *connOptions) *Conn {
+	ctx, stop := context.WithCancel(context.Background())
+	c := &Conn{
+		id:      connIDs.Add(1),
+		nc:      nc,
+		opts:    opts,
+		ctx:     ctx,
+		stop:    stop,
+		sem:     make(chan struct{}, opts.maxConcurrent),
+		pending: make(map[int32]func(*Command, error)),
+	}
+	c.log = opts.logger.With("conn", c.id, "remote", nc.RemoteAddr().String())
+	return c
+}
+
+// start launches the read loop. The owner calls it while it may still Add
+// to opts.group.
+func (c *Conn) start() {
+	c.opts.group.Add(1)
+	go c.readLoop()
+}
+
+// ID returns a process-unique connection number, for logs and maps.
+func (c *Conn) ID() uint64 { return c.id }
+
+// RemoteAddr returns the peer's address.
+func (c *Conn) RemoteAddr() net.Addr { return c.nc.RemoteAddr() }
+
+// LocalAddr returns our end's address.
+func (c *Conn) LocalAddr() net.Addr { return c.nc.LocalAddr() }
+
+// SetValue stores per-connection state (for example the client id a
+// heartbeat announced). It lives as long as the Conn.
+func (c *Conn) SetValue(key, value any) { c.values.Store(key, value) }
+
+// Value returns what SetValue stored under key, or nil.
+func (c *Conn) Value(key any) any {
+	v, _ := c.values.Load(key)
+	return v
+}
+
+// Done returns a channel closed when the connection has closed.
+func (c *Conn) Done() <-chan struct{} { return c.ctx.Done() }
+
+// Close closes the connection, failing its pending calls with ErrConnClosed
+// and cancelling its handlers' context. It does not wait for handlers, so a
+// handler may close its own connection.
+func (c *Conn) Close() error {
+	c.closeWith(errClosedLocally)
+	return nil
+}
+
+func (c *Conn) isClosed() bool {
+	c.pmu.Lock()
+	defer c.pmu.Unlock()
+	return c.closed
+}
+
+func (c *Conn) closeWith(cause error) {
+	c.pmu.Lock()
+	if c.closed {
+		c.pmu.Unlock()
+		return
+	}
+	c.closed, c.closeErr = true, cause
+	pending := c.pending
+	c.pending = nil
+	c.pmu.Unlock()
+
+	c.stop()
+	_ = c.nc.Close()
+	err := fmt.Errorf("%w: %w", ErrConnClosed, cause)
+	for _, done := range pending {
+		done(nil, err)
+	}
+	if c.opts.onClose != nil {
+		c.opts.onClose(c)
+	}
+}
+
+func (c *Conn) readLoop() {
+	defer c.opts.group.Done()
+	br := bufio.NewReaderSize(c.nc, readBufferSize)
+	for {
+		cmd, err := ReadCommand(br, c.opts.maxFrame)
+		if err != nil {
+			c.readFailed(err)
+			return
+		}
+		if cmd.IsResponse() {
+			c.deliver(cmd)
+			continue
+		}
+		c.dispatch(cmd)
+	}
+}
+
+func (c *Conn) readFailed(err error) {
+	switch {
+	case isCodecError(err):
+		c.log.Warn("closing connection after bad frame", "error", err)
+	case c.isClosed(), errors.Is(err, io.EOF), errors.Is(err, net.ErrClosed):
+		c.log.Debug("connection closed", "error", err)
+	default:
+		c.log.Info("connection read failed", "error", err)
+	}
+	c.closeWith(fmt.Errorf("read: %w", err))
+}
+
+// isCodecError reports whether err is one of the frame decoder's sentinels.
+func isCodecError(err error) bool {
+	return errors.Is(err, ErrMalformedFrame) || errors.Is(err, ErrBadHeader) || errors.Is(err, ErrFrameTooLarge)
+}
+
+// deliver completes the call waiting for resp. A response nobody waits for
+// is a call that already timed out.
+func (c *Conn) deliver(resp *Command) {
+	if done := c.takePending(resp.Opaque); done != nil {
+		done(resp, nil)
+		return
+	}
+	c.log.Debug("response without pending call", "opaque", resp.Opaque, "code", resp.Code)
+}
+
+func (c *Conn) takePending(opaque int32) func(*Command, error) {
+	c.pmu.Lock()
+	defer c.pmu.Unlock()
+	done := c.pending[opaque]
+	delete(c.pending, opaque)
+	return done
+}
+
+// dispatch starts req's handler, or refuses it at once when the connection
+// already runs its maximum: queueing would let one client grow our memory
+// without bound.
+func (c *Conn) dispatch(req *Command) {
+	select {
+	case c.sem <- struct{}{}:
+	default:
+		c.refuse(req, ResSystemBusy, fmt.Sprintf("too many requests in flight on this connection (limit %d)", cap(c.sem)))
+		return
+	}
+	if c.opts.admit != nil && !c.opts.admit() {
+		<-c.sem
+		c.refuse(req, ResServiceNotAvailable, "server is shutting down")
+		return
+	}
+	c.opts.group.Add(1)
+	go c.serve(req)
+}
+
+func (c *Conn) refuse(req *Command, code int16, remark string) {
+	c.log.Warn("refusing request", "code", req.Code, "name", CodeName(req.Code), "reason", remark)
+	if req.IsOneway() {
+		return
+	}
+	if err := c.write(NewResponse(req, code, remark)); err != nil {
+		c.log.Debug("write refusal failed", "error", err)
+	}
+}
+
+func (c *Conn) serve(req *Command) {
+	defer c.opts.group.Done()
+	defer func() { <-c.sem }()
+	if c.opts.release != nil {
+		defer c.opts.release()
+	}
+	resp := c.opts.mux.serve(c.ctx, c, req)
+	if resp == nil || req.IsOneway() {
+		return
+	}
+	resp.Opaque = req.Opaque
+	resp.SerializeType = req.SerializeType
+	resp.Flag = (resp.Flag | FlagResponse) &^ FlagOneway
+	if err := c.write(resp); err != nil {
+		c.log.Debug("write response failed", "code", req.Code, "opaque", req.Opaque, "error", err)
+	}
+}
+
+// write sends one whole frame. A write that fails or times out may have
+// sent part of a frame, after which the stream is unusable, so it closes the
+// connection (outside the write lock: close hooks may write elsewhere). An
+// encoding error leaves the connection intact.
+func (c *Conn) write(cmd *Command) error {
+	ioErr, err := c.writeLocked(cmd)
+	if ioErr != nil {
+		c.closeWith(fmt.Errorf("write: %w", ioErr))
+		return fmt.Errorf("%w: write: %w", ErrConnClosed, ioErr)
+	}
+	return err
+}
+
+func (c *Conn) writeLocked(cmd *Command) (ioErr, err error) {
+	c.wmu.Lock()
+	defer c.wmu.Unlock()
+	if c.isClosed() {
+		return nil, fmt.Errorf("%w: %w", ErrConnClosed, c.cause())
+	}
+	head, err := appendFrameHead(c.wbuf[:0], cmd)
+	if err != nil {
+		return nil, err
+	}
+	if cap(head) <= maxRetainedWriteBuffer {
+		c.wbuf = head
+	}
+	if err := c.nc.SetWriteDeadline(time.Now().Add(c.opts.writeTimeout)); err != nil {
+		return err, nil
+	}
+	bufs := net.Buffers{head, cmd.Body}
+	if _, err := bufs.WriteTo(c.nc); err != nil {
+		return err, nil
+	}
+	return nil, nil
+}
+
+func (c *Conn) cause() error {
+	c.pmu.Lock()
+	defer c.pmu.Unlock()
+	return c.closeErr
+}
+
+// SendOneway sends cmd with the oneway bit set and waits for nothing but
+// the write. cmd itself is not modified.
+func (c *Conn) SendOneway(ctx context.Context, cmd *Command) error {
+	if err := ctx.Err(); err != nil {
+		return fmt.Errorf("remoting: oneway %s: %w", CodeName(cmd.Code), err)
+	}
+	req := *cmd
+	req.Opaque = c.nextOpaque.Add(1)
+	req.Flag = (req.Flag | FlagOneway) &^ FlagResponse
+	return c.write(&req)
+}
+
+// Invoke sends cmd as a request and waits for its response, until ctx is
+// done or, if ctx has no deadline, for DefaultInvokeTimeout. cmd itself is
+// not modified; the request gets an opaque of this connection's. A response
+// with a failure code is returned as a response, not an error: use AsError.
+func (c *Conn) Invoke(ctx context.Context, cmd *Command) (*Command, error) {
+	type result struct {
+		resp *Command
+		err  error
+	}
+	ch := make(chan result, 1)
+	c.invoke(ctx, cmd, func(resp *Command, err error) { ch <- result{resp, err} })
+	r := <-ch
+	return r.resp, r.err
+}
+
+// invoke registers a call and sends it; done runs exactly once, with the
+// response or an error: whoever removes the call from the pending map (the
+// read loop, the deadline, a failed write, or Close) completes it. done may
+// run on the read loop and must not block.
+func (c *Conn) invoke(ctx context.Context, cmd *Command, done func(*Command, error)) {
+	ctx, cancel := withDefaultTimeout(ctx)
+	req := *cmd
+	req.Flag &^= FlagResponse | FlagOneway
+	finish := func(resp *Command, err error) {
+		cancel()
+		done(resp, err)
+	}
+
+	c.pmu.Lock()
+	if c.closed {
+		cause := c.closeErr
+		c.pmu.Unlock()
+		finish(nil, fmt.Errorf("%w: %w", ErrConnClosed, cause))
+		return
+	}
+	req.Opaque = c.allocOpaqueLocked()
+	c.pending[req.Opaque] = finish
+	c.pmu.Unlock()
+
+	// Fires on the caller's deadline or cancellation, and also on our own
+	// cancel after completion, when the call is no longer pending.
+	context.AfterFunc(ctx, func() {
+		if f := c.takePending(req.Opaque); f != nil {
+			f(nil, callError(ctx, &req))
+		}
+	})
+	if err := ctx.Err(); err != nil {
+		return // the AfterFunc completes the call
+	}
+	if err := c.write(&req); err != nil {
+		if f := c.takePending(req.Opaque); f != nil {
+			f(nil, err)
+		}
+	}
+}
+
+// allocOpaqueLocked returns an opaque no pending call uses; wrap-around
+// after 2^32 calls must not complete the wrong call.
+func (c *Conn) allocOpaqueLocked() int32 {
+	for {
+		op := c.nextOpaque.Add(1)
+		if _, busy := c.pending[op]; !busy {
+			return op
+		}
+	}
+}
+
+func callError(ctx context.Context, req *Command) error {
+	if errors.Is(ctx.Err(), context.DeadlineExceeded) {
+		return fmt.Errorf("%w: %s opaque %d: %w", ErrTimeout, CodeName(req.Code), req.Opaque, ctx.Err())
+	}
+	return fmt.Errorf("remoting: %s opaque %d: %w", CodeName(req.Code), req.Opaque, ctx.Err())
+}
+
+func withDefaultTimeout(ctx context.Context) (context.Context, context.CancelFunc) {
+	if _, ok := ctx.Deadline(); ok {
+		return context.WithCancel(ctx)
+	}
+	return context.WithTimeout(ctx, DefaultInvokeTimeout)
+}
