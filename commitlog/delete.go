@@ -1,0 +1,136 @@
+package commitlog
+
+import (
+	"errors"
+	"fmt"
+)
+
+// DeleteRange implements raft.LogStore for the two ways raft calls it:
+//
+//   - max >= LastIndex: a conflicting suffix (or, with min <= FirstIndex,
+//     the whole log after a snapshot install) is truncated at once.
+//   - min <= FirstIndex, max < LastIndex: raft compacting after a snapshot.
+//     It is a no-op; message retention decides when segments go, and
+//     FirstIndex keeps reporting what is on disk.
+//
+// min > max is a no-op and a range inside the log is ErrMiddleRange.
+//
+// Raft cannot tell the two apart when compaction reaches LastIndex, which
+// happens only with raft.Config.TrailingLogs == 0: dledger must keep
+// TrailingLogs above zero.
+func (l *Log) DeleteRange(min, max uint64) error {
+	l.wmu.Lock()
+	defer l.wmu.Unlock()
+	if err := l.writable(); err != nil {
+		return err
+	}
+	first, last := l.first(), l.lastIndex
+	switch {
+	case last == 0 || min > max:
+		return nil
+	case max >= last && min <= first:
+		return l.fail0(l.deleteAll())
+	case max >= last:
+		if min > last {
+			return nil
+		}
+		return l.fail0(l.truncateFrom(min))
+	case min <= first:
+		return nil
+	default:
+		return fmt.Errorf("%w: [%d, %d] of [%d, %d]", ErrMiddleRange, min, max, first, last)
+	}
+}
+
+// fail0 makes a non-nil err sticky.
+func (l *Log) fail0(err error) error {
+	if err != nil {
+		return l.fail(err)
+	}
+	return nil
+}
+
+// deleteAll removes every segment, newest first, so that a crash half way
+// leaves a prefix of the old log rather than a log with a hole.
+func (l *Log) deleteAll() error {
+	l.flushMu.Lock()
+	defer l.flushMu.Unlock()
+	l.mu.Lock()
+	segs := l.segs
+	l.segs, l.lastIndex, l.endCO = nil, 0, 0
+	l.cache.Store(nil)
+	var errs []error
+	for _, s := range segs {
+		errs = append(errs, s.close())
+	}
+	l.mu.Unlock()
+	for i := len(segs) - 1; i >= 0; i-- {
+		errs = append(errs, removeFiles(l.fs, l.cfg.Dir, segs[i].base))
+	}
+	if err := errors.Join(errs...); err != nil {
+		return fmt.Errorf("commitlog: delete all: %w", err)
+	}
+	if err := l.syncDir(); err != nil {
+		return err
+	}
+	l.logger.Info("deleted whole log", "segments", len(segs))
+	return l.writeCheckpoint(checkpoint{})
+}
+
+// truncateFrom removes the entries from min to the end; min lies inside
+// the log and above its first index.
+func (l *Log) truncateFrom(min uint64) error {
+	l.flushMu.Lock()
+	defer l.flushMu.Unlock()
+	s := l.segFor(min)
+	e, err := s.readEntry(min)
+	if err != nil {
+		return err
+	}
+	prev, err := l.entryAt(min - 1)
+	if err != nil {
+		return err
+	}
+	k := len(l.segs) - 1
+	for l.segs[k] != s {
+		k--
+	}
+	l.mu.Lock()
+	removed := l.segs[k+1:]
+	l.segs = l.segs[:k+1]
+	var errs []error
+	for _, r := range removed {
+		errs = append(errs, r.close())
+	}
+	errs = append(errs, s.unmap())
+	s.sealed = false
+	s.count, s.size, s.endCO = min-s.base, e.pos, prev.end()
+	if s.count == 0 {
+		s.startCO = s.endCO
+	}
+	l.lastIndex, l.endCO = min-1, prev.end()
+	l.cache.Store(nil)
+	l.mu.Unlock()
+
+	errs = append(errs, s.f.Truncate(e.pos), s.idx.Truncate(int64(s.count)*entrySize), s.f.Sync(), s.idx.Sync())
+	for _, r := range removed {
+		errs = append(errs, removeFiles(l.fs, l.cfg.Dir, r.base))
+	}
+	if err := errors.Join(errs...); err != nil {
+		return fmt.Errorf("commitlog: truncate from %d: %w", min, err)
+	}
+	if err := l.syncDir(); err != nil {
+		return err
+	}
+	l.logger.Info("truncated suffix", "from", min, "segments_removed", len(removed))
+	return l.writeCheckpoint(l.currentCheckpoint())
+}
+
+// entryAt reads the index record of a stored index; caller holds wmu or mu.
+func (l *Log) entryAt(index uint64) (entry, error) {
+	s := l.segFor(index)
+	if s == nil {
+		return entry{}, fmt.Errorf("commitlog: index %d not stored", index)
+	}
+	return s.readEntry(index)
+}

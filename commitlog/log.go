@@ -1,0 +1,303 @@
+package commitlog
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"sort"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/hashicorp/go-hclog"
+	"github.com/hashicorp/raft"
+
+	"github.com/raftmq/raftmq/internal/vfs"
+)
+
+var (
+	_ raft.LogStore          = (*Log)(nil)
+	_ raft.MonotonicLogStore = (*Log)(nil)
+)
+
+// Log is the segmented commitlog; it is the raft log of one broker node.
+// Its methods are safe for concurrent use. Raft calls StoreLogs and
+// DeleteRange from one goroutine and GetLog from many; pulls call
+// ReadMessage concurrently with all of them.
+//
+// Lock order: wmu, then flushMu, then mu.
+type Log struct {
+	cfg      Config
+	fs       vfs.FS
+	logger   hclog.Logger
+	delHours [24]bool
+
+	// wmu serializes everything that changes the files: StoreLogs,
+	// DeleteRange, retention, Close. The writer's buffers belong to it.
+	wmu    sync.Mutex
+	buf    []byte
+	idxBuf []byte
+	failed error // sticky: a write or fsync failed
+
+	// flushMu keeps a checkpoint consistent with the files it describes:
+	// held while a checkpoint is taken and while segments are truncated,
+	// removed or closed.
+	flushMu sync.Mutex
+
+	// mu guards the published state that readers see.
+	mu        sync.RWMutex
+	segs      []*segment // by base; only the last one is unsealed
+	lastIndex uint64
+	endCO     int64
+	closed    bool
+
+	useMmap bool // read sealed segments through mmap instead of pread
+	dirty   atomic.Bool
+	refuse  atomic.Bool
+	cache   atomic.Pointer[hit]
+
+	pre  *preallocator
+	stop chan struct{}
+	wg   sync.WaitGroup
+}
+
+// Open opens or creates the log in cfg.Dir and recovers it. If the abort
+// file shows that the previous run did not close cleanly, the tail after
+// the checkpoint is scanned and a torn or corrupt tail is truncated.
+func Open(cfg Config) (*Log, error) {
+	if err := cfg.Validate(); err != nil {
+		return nil, err
+	}
+	hours, _ := parseDeleteWhen(cfg.Retention.DeleteWhen)
+	l := &Log{
+		cfg: cfg, fs: cfg.FS, logger: cfg.Logger.Named("commitlog"),
+		delHours: hours, useMmap: defaultUseMmap, stop: make(chan struct{}),
+	}
+	if err := l.fs.MkdirAll(cfg.Dir, 0o755); err != nil {
+		return nil, fmt.Errorf("commitlog: create %s: %w", cfg.Dir, err)
+	}
+	if err := l.recover(); err != nil {
+		l.closeSegments()
+		return nil, err
+	}
+	if err := l.createAbort(); err != nil {
+		l.closeSegments()
+		return nil, err
+	}
+	l.start()
+	l.logger.Info("opened", "dir", cfg.Dir, "first", l.first(), "last", l.lastIndex,
+		"segments", len(l.segs), "flush", cfg.FlushMode)
+	return l, nil
+}
+
+func (l *Log) path(name string) string { return filepath.Join(l.cfg.Dir, name) }
+
+func (l *Log) createAbort() error {
+	f, err := l.fs.OpenFile(l.path(abortName), os.O_CREATE|os.O_RDWR|os.O_TRUNC, 0o644)
+	if err == nil {
+		err = errors.Join(f.Sync(), f.Close(), l.fs.SyncDir(l.cfg.Dir))
+	}
+	if err != nil {
+		return fmt.Errorf("commitlog: create abort file: %w", err)
+	}
+	return nil
+}
+
+// start launches the background goroutines Close stops.
+func (l *Log) start() {
+	l.pre = newPreallocator(l.fs, l.path(nextName), l.cfg.SegmentSize, l.logger)
+	l.pre.start(&l.wg, l.stop)
+	if l.cfg.FlushMode == AsyncFlush {
+		l.wg.Add(1)
+		go l.flushLoop()
+	}
+	if l.cfg.Retention.CheckInterval > 0 {
+		l.wg.Add(1)
+		go l.retentionLoop()
+	}
+}
+
+// Close flushes the log, writes a final checkpoint and removes the abort
+// file. After a failed write it leaves the abort file, so the next Open
+// recovers from the files.
+func (l *Log) Close() error {
+	l.mu.Lock()
+	if l.closed {
+		l.mu.Unlock()
+		return ErrClosed
+	}
+	l.closed = true
+	l.mu.Unlock()
+	close(l.stop)
+	l.wg.Wait()
+
+	l.wmu.Lock()
+	defer l.wmu.Unlock()
+	var err error
+	if l.failed == nil {
+		err = l.closeClean()
+	}
+	return errors.Join(err, l.closeSegments())
+}
+
+func (l *Log) closeClean() error {
+	l.flushMu.Lock()
+	defer l.flushMu.Unlock()
+	if act := l.active(); act != nil {
+		if err := l.syncActive(act); err != nil {
+			return err
+		}
+	}
+	if err := l.writeCheckpoint(l.currentCheckpoint()); err != nil {
+		return err
+	}
+	if err := l.fs.Remove(l.path(abortName)); err != nil {
+		return fmt.Errorf("commitlog: remove abort file: %w", err)
+	}
+	return l.syncDir()
+}
+
+// syncActive trims the preallocated tail and syncs segment and index.
+func (l *Log) syncActive(act *segment) error {
+	if err := act.f.Truncate(act.size); err != nil {
+		return fmt.Errorf("commitlog: trim segment %d: %w", act.base, err)
+	}
+	if err := act.f.Sync(); err != nil {
+		return fmt.Errorf("commitlog: sync segment %d: %w", act.base, err)
+	}
+	if err := act.idx.Sync(); err != nil {
+		return fmt.Errorf("commitlog: sync entry index %d: %w", act.base, err)
+	}
+	return nil
+}
+
+func (l *Log) closeSegments() error {
+	l.flushMu.Lock()
+	defer l.flushMu.Unlock()
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	var errs []error
+	for _, s := range l.segs {
+		errs = append(errs, s.close())
+	}
+	l.segs = nil
+	return errors.Join(errs...)
+}
+
+func (l *Log) syncDir() error {
+	if err := l.fs.SyncDir(l.cfg.Dir); err != nil {
+		return fmt.Errorf("commitlog: sync dir: %w", err)
+	}
+	return nil
+}
+
+// active is the segment being appended to, or nil on an empty log.
+func (l *Log) active() *segment {
+	if len(l.segs) == 0 {
+		return nil
+	}
+	return l.segs[len(l.segs)-1]
+}
+
+// first is the first stored index, 0 when empty; caller holds mu or wmu.
+func (l *Log) first() uint64 {
+	if l.lastIndex == 0 || len(l.segs) == 0 {
+		return 0
+	}
+	return l.segs[0].base
+}
+
+// segFor returns the segment holding index, or nil; caller holds mu.
+func (l *Log) segFor(index uint64) *segment {
+	i := sort.Search(len(l.segs), func(i int) bool { return l.segs[i].base > index }) - 1
+	if i < 0 || l.segs[i].count == 0 || index > l.segs[i].last() {
+		return nil
+	}
+	return l.segs[i]
+}
+
+// IsMonotonic implements raft.MonotonicLogStore: the log cannot hold gaps,
+// so raft deletes the whole log after restoring a snapshot.
+func (l *Log) IsMonotonic() bool { return true }
+
+// FirstIndex implements raft.LogStore. It follows what is on disk:
+// retention, not raft compaction, moves it.
+func (l *Log) FirstIndex() (uint64, error) {
+	l.mu.RLock()
+	defer l.mu.RUnlock()
+	if l.closed {
+		return 0, ErrClosed
+	}
+	return l.first(), nil
+}
+
+// LastIndex implements raft.LogStore.
+func (l *Log) LastIndex() (uint64, error) {
+	l.mu.RLock()
+	defer l.mu.RUnlock()
+	if l.closed {
+		return 0, ErrClosed
+	}
+	return l.lastIndex, nil
+}
+
+// GetLog implements raft.LogStore. A missing index returns
+// raft.ErrLogNotFound; a record failing its CRC returns an error wrapping
+// ErrCorrupt and is never decoded. out's slices are fresh memory the
+// caller owns.
+func (l *Log) GetLog(index uint64, out *raft.Log) error {
+	l.mu.RLock()
+	defer l.mu.RUnlock()
+	if l.closed {
+		return ErrClosed
+	}
+	s := l.segFor(index)
+	if s == nil {
+		return raft.ErrLogNotFound
+	}
+	e, err := s.readEntry(index)
+	if err != nil {
+		return err
+	}
+	rec := make([]byte, e.length)
+	if err := s.readAt(rec, e.pos, l.useMmap); err != nil {
+		return err
+	}
+	if err := checkRecord(rec); err != nil {
+		return fmt.Errorf("commitlog: index %d in segment %d at %d: %w", index, s.base, e.pos, err)
+	}
+	if got := recordIndex(rec); got != index {
+		return fmt.Errorf("commitlog: index %d: record holds index %d: %w", index, got, ErrCorrupt)
+	}
+	decodeRecord(rec, out)
+	return nil
+}
+
+// StoreLog implements raft.LogStore.
+func (l *Log) StoreLog(lg *raft.Log) error { return l.StoreLogs([]*raft.Log{lg}) }
+
+// writable reports why the log cannot change; caller holds wmu.
+func (l *Log) writable() error {
+	l.mu.RLock()
+	closed := l.closed
+	l.mu.RUnlock()
+	switch {
+	case closed:
+		return ErrClosed
+	case l.failed != nil:
+		return fmt.Errorf("%w: %w", ErrFailed, l.failed)
+	}
+	return nil
+}
+
+// fail makes err sticky: after a failed write or fsync the bytes on disk
+// are unknown, and only a reopen (which scans and truncates) is safe.
+func (l *Log) fail(err error) error {
+	l.failed = err
+	l.logger.Error("write failed; log refuses writes until reopened", "error", err)
+	return err
+}
+
+// timeNow is the clock of segment modification times.
+var timeNow = time.Now
