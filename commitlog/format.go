@@ -14,7 +14,7 @@ import (
 // file already written.
 const (
 	recordVersion    = 1
-	frameHeaderSize  = 8                    // length:4 crc:4
+	frameHeaderSize  = 8                     // length:4 crc:4
 	recordFixedSize  = 8 + 8 + 8 + 1 + 1 + 4 // index term appendedAt type version extLen
 	recordHeaderSize = frameHeaderSize + recordFixedSize
 	// maxRecordSize bounds the length field so a torn length cannot make
