@@ -42,10 +42,14 @@ func BenchmarkQuery(b *testing.B) {
 			b.Fatal(err)
 		}
 	}
+	names := make([]string, keys)
+	for i := range names {
+		names[i] = Key("BenchTopic", fmt.Sprint("order-", i))
+	}
 	b.ReportAllocs()
 	var i int
 	for b.Loop() {
-		got, err := s.Query(Key("BenchTopic", fmt.Sprint("order-", i%keys)), t0, t0+n, 32)
+		got, err := s.Query(names[i%keys], t0, t0+n, 32)
 		if err != nil || len(got) != 10 {
 			b.Fatal(err, len(got))
 		}

@@ -2,9 +2,12 @@ package indexfile
 
 import (
 	"encoding/binary"
+	"errors"
 	"fmt"
 	"io"
 	"math"
+
+	"github.com/hashicorp/go-hclog"
 
 	"github.com/raftmq/raftmq/internal/vfs"
 )
@@ -66,7 +69,12 @@ type indexFile struct {
 	indexNum int32
 	hdr      header
 	dirty    bool
-	scratch  [EntrySize]byte // Put's buffer; Put holds the store's write lock
+	// m maps the whole file read-only when the FS supports it: a query
+	// then reads memory instead of making a syscall per entry (see
+	// docs/BENCHMARKS.md). Writes go through WriteAt; a shared mapping
+	// sees them at once.
+	m       []byte
+	scratch [EntrySize]byte // Put's buffer; Put holds the store's write lock
 }
 
 func (x *indexFile) slotPos(hash int32) int64 { return HeaderSize + int64(hash)%x.slotNum*SlotSize }
@@ -84,7 +92,7 @@ func (x *indexFile) put(key string, phy, ts int64) error {
 	hash := keyHash(key)
 	sp := x.slotPos(hash)
 	b := x.scratch[:]
-	if err := readFull(x.f, b[:SlotSize], sp); err != nil {
+	if err := x.read(b[:SlotSize], sp); err != nil {
 		return err
 	}
 	prev := int32(binary.BigEndian.Uint32(b))
@@ -133,12 +141,12 @@ func (x *indexFile) overlaps(begin, end int64) bool {
 // known to the second, so it matches when its second overlaps the range.
 func (x *indexFile) collect(dst []int64, hash int32, begin, end int64, max int) ([]int64, error) {
 	var b [EntrySize]byte
-	if err := readFull(x.f, b[:SlotSize], x.slotPos(hash)); err != nil {
+	if err := x.read(b[:SlotSize], x.slotPos(hash)); err != nil {
 		return dst, err
 	}
 	n := int32(binary.BigEndian.Uint32(b[:]))
 	for n > 0 && n < x.hdr.indexCount && len(dst) < max {
-		if err := readFull(x.f, b[:], x.entryPos(n)); err != nil {
+		if err := x.read(b[:], x.entryPos(n)); err != nil {
 			return dst, err
 		}
 		e := decodeEntry(b[:])
@@ -176,6 +184,40 @@ func (x *indexFile) flush() error {
 	}
 	x.dirty = false
 	return nil
+}
+
+// read fills b from pos, from the mapping if there is one.
+func (x *indexFile) read(b []byte, pos int64) error {
+	if x.m != nil {
+		copy(b, x.m[pos:])
+		return nil
+	}
+	return readFull(x.f, b, pos)
+}
+
+// mmap maps x if its file supports it; failing that, reads use ReadAt,
+// which is slower but equally correct.
+func (x *indexFile) mmap(size int64, log hclog.Logger) {
+	mm, ok := x.f.(vfs.Mmapper)
+	if !ok || size > math.MaxInt {
+		return
+	}
+	m, err := mm.Mmap(0, int(size))
+	if err != nil {
+		log.Debug("reading without mmap", "file", x.name, "error", err)
+		return
+	}
+	x.m = m
+}
+
+// close unmaps and closes x.
+func (x *indexFile) close() error {
+	var err error
+	if x.m != nil {
+		err = vfs.Munmap(x.m)
+		x.m = nil
+	}
+	return errors.Join(err, x.f.Close())
 }
 
 func readFull(f vfs.File, b []byte, pos int64) error {

@@ -39,8 +39,9 @@ func (s *Store) openFile(name string) (*indexFile, error) {
 		return nil, err
 	}
 	x.hdr = decodeHeader(b[:])
+	x.mmap(s.cfg.fileSize(), s.log)
 	if x.hdr.indexCount > x.indexNum {
-		f.Close()
+		x.close()
 		return nil, fmt.Errorf("%w: %s counts %d entries, more than %d", ErrCorrupt, path, x.hdr.indexCount, x.indexNum)
 	}
 	return x, nil
@@ -61,7 +62,7 @@ func (s *Store) repairSlots(x *indexFile) error {
 	for n := int32(1); n < x.hdr.indexCount; {
 		k := min(int32(len(buf)/EntrySize), x.hdr.indexCount-n)
 		b := buf[:k*EntrySize]
-		if err := readFull(x.f, b, x.entryPos(n)); err != nil {
+		if err := x.read(b, x.entryPos(n)); err != nil {
 			return err
 		}
 		for i := range k {
@@ -92,7 +93,7 @@ func (s *Store) slotsConsistent(x *indexFile) (bool, error) {
 	end := HeaderSize + x.slotNum*SlotSize
 	for pos := int64(HeaderSize); pos < end; {
 		b := buf[:min(int64(len(buf)), end-pos)]
-		if err := readFull(x.f, b, pos); err != nil {
+		if err := x.read(b, pos); err != nil {
 			return false, err
 		}
 		for i := 0; i < len(b); i += SlotSize {

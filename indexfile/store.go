@@ -142,6 +142,7 @@ func (s *Store) createFile(name string) (*indexFile, error) {
 	}
 	x := &indexFile{name: name, f: f, slotNum: int64(s.cfg.SlotNum), indexNum: int32(s.cfg.IndexNum)}
 	x.hdr.indexCount = 1
+	x.mmap(s.cfg.fileSize(), s.log)
 	return x, nil
 }
 
@@ -156,7 +157,10 @@ func (s *Store) Query(key string, begin, end int64, max int) ([]int64, error) {
 	if s.closed {
 		return nil, ErrClosed
 	}
-	var out []int64
+	if max <= 0 {
+		return nil, nil
+	}
+	out := make([]int64, 0, min(max, 64))
 	hash := keyHash(key)
 	for i := len(s.files) - 1; i >= 0 && len(out) < max; i-- {
 		x := s.files[i]
@@ -167,6 +171,9 @@ func (s *Store) Query(key string, begin, end int64, max int) ([]int64, error) {
 		if out, err = x.collect(out, hash, begin, end, max); err != nil {
 			return out, err
 		}
+	}
+	if len(out) == 0 {
+		return nil, nil
 	}
 	return out, nil
 }
@@ -202,7 +209,7 @@ func (s *Store) DeleteBefore(minCommitOffset int64) error {
 		return nil
 	}
 	for _, x := range s.files[:n] {
-		x.f.Close()
+		x.close()
 		if err := s.fs.Remove(s.path(x.name)); err != nil {
 			return fmt.Errorf("indexfile: remove %s: %w", x.name, err)
 		}
@@ -246,7 +253,7 @@ func (s *Store) Close() error {
 func (s *Store) closeFiles() error {
 	var errs []error
 	for _, x := range s.files {
-		errs = append(errs, x.f.Close())
+		errs = append(errs, x.close())
 	}
 	s.files = nil
 	return errors.Join(errs...)

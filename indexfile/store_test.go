@@ -91,10 +91,19 @@ func TestPutQuery(t *testing.T) {
 	tests := []struct {
 		name  string
 		slots int
-	}{{"many slots", 64}, {"one slot: every key collides", 1}}
+		os    bool
+	}{
+		{"many slots", 64, false},
+		{"one slot: every key collides", 1, false},
+		{"os file system: reads through mmap", 64, true},
+	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			s := openT(t, testConfig(vfs.NewMem(), tt.slots, 100))
+			cfg := testConfig(vfs.NewMem(), tt.slots, 100)
+			if tt.os {
+				cfg.FS, cfg.Dir = vfs.OS, t.TempDir()
+			}
+			s := openT(t, cfg)
 			for i := int64(0); i < 10; i++ {
 				put(t, s, Key("T", fmt.Sprint("k", i%3)), i*100, t0+i*1000)
 			}
