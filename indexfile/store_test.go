@@ -104,6 +104,10 @@ func TestPutQuery(t *testing.T) {
 				cfg.FS, cfg.Dir = vfs.OS, t.TempDir()
 			}
 			s := openT(t, cfg)
+			put(t, s, "first", 1000, t0)
+			if mapped := s.files[0].m != nil; mapped != tt.os {
+				t.Fatalf("mapped = %v, want %v", mapped, tt.os)
+			}
 			for i := int64(0); i < 10; i++ {
 				put(t, s, Key("T", fmt.Sprint("k", i%3)), i*100, t0+i*1000)
 			}
