@@ -533,3 +533,49 @@ func TestDefaultGeometrySparse(t *testing.T) {
 		t.Errorf("file allocates %d bytes of %d: not sparse", st.Blocks*512, per*EntrySize)
 	}
 }
+
+// TestConcurrentReaders reads while the FSM goroutine appends, rolls files
+// and flushes; run with -race.
+func TestConcurrentReaders(t *testing.T) {
+	s := openT(t, vfs.NewMem(), 16)
+	q := queueT(t, s, "T", 0)
+	const n = 2000
+	errc := make(chan error, 3)
+	go func() {
+		for i := int64(0); i < n; i++ {
+			if err := q.Append(i, entryAt(i)); err != nil {
+				errc <- err
+				return
+			}
+			if i%100 == 0 {
+				s.Flush()
+			}
+		}
+		errc <- nil
+	}()
+	for range 2 {
+		go func() {
+			var dst []Entry
+			for off := int64(0); off < n; {
+				var err error
+				if dst, err = q.Read(off, 32, dst[:0]); err != nil {
+					errc <- err
+					return
+				}
+				for i, e := range dst {
+					if e != entryAt(off+int64(i)) {
+						errc <- fmt.Errorf("offset %d: got %+v", off+int64(i), e)
+						return
+					}
+				}
+				off += int64(len(dst))
+			}
+			errc <- nil
+		}()
+	}
+	for range 3 {
+		if err := <-errc; err != nil {
+			t.Fatal(err)
+		}
+	}
+}

@@ -121,6 +121,9 @@ func (s *Store) Queue(topic string, queueID int32) (*Queue, error) {
 	if q, ok := s.queues[k]; ok {
 		return q, nil
 	}
+	if s.closed {
+		return nil, ErrClosed
+	}
 	q = s.newQueue(topic, queueID)
 	s.queues[k] = q
 	return q, nil
