@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"path/filepath"
+	"runtime"
 	"syscall"
 	"testing"
 
@@ -567,6 +568,9 @@ func TestConcurrentReaders(t *testing.T) {
 						errc <- fmt.Errorf("offset %d: got %+v", off+int64(i), e)
 						return
 					}
+				}
+				if len(dst) == 0 {
+					runtime.Gosched() // caught up with the writer
 				}
 				off += int64(len(dst))
 			}
