@@ -2,13 +2,16 @@ package indexfile
 
 import (
 	"fmt"
+	"os"
 	"testing"
+
+	"github.com/raftmq/raftmq/internal/vfs"
 )
 
 // benchStore is a store of RocketMQ's geometry on the OS file system.
-func benchStore(b *testing.B) *Store {
+func benchStoreFS(b *testing.B, fs vfs.FS) *Store {
 	cfg := DefaultConfig()
-	cfg.Dir = b.TempDir()
+	cfg.Dir, cfg.FS = b.TempDir(), fs
 	s, err := Open(cfg)
 	if err != nil {
 		b.Fatal(err)
@@ -17,8 +20,13 @@ func benchStore(b *testing.B) *Store {
 	return s
 }
 
-func BenchmarkPut(b *testing.B) {
-	s := benchStore(b)
+func BenchmarkPut(b *testing.B) { benchPut(b, vfs.OS) }
+
+// BenchmarkPutReadAt reads the slot with a pread instead of the mapping.
+func BenchmarkPutReadAt(b *testing.B) { benchPut(b, noMmapFS{vfs.OS}) }
+
+func benchPut(b *testing.B, fs vfs.FS) {
+	s := benchStoreFS(b, fs)
 	keys := make([]string, 4096)
 	for i := range keys {
 		keys[i] = Key("BenchTopic", fmt.Sprint("order-", i))
@@ -34,8 +42,25 @@ func BenchmarkPut(b *testing.B) {
 }
 
 // BenchmarkQuery looks up a key holding 10 entries among 100,000.
-func BenchmarkQuery(b *testing.B) {
-	s := benchStore(b)
+func BenchmarkQuery(b *testing.B) { benchQuery(b, vfs.OS) }
+
+// BenchmarkQueryReadAt is BenchmarkQuery without mmap: every slot and
+// entry read is a pread.
+func BenchmarkQueryReadAt(b *testing.B) { benchQuery(b, noMmapFS{vfs.OS}) }
+
+// noMmapFS hides the Mmapper of its files.
+type noMmapFS struct{ vfs.FS }
+
+func (fs noMmapFS) OpenFile(name string, flag int, perm os.FileMode) (vfs.File, error) {
+	f, err := fs.FS.OpenFile(name, flag, perm)
+	if err != nil {
+		return nil, err
+	}
+	return struct{ vfs.File }{f}, nil
+}
+
+func benchQuery(b *testing.B, fs vfs.FS) {
+	s := benchStoreFS(b, fs)
 	const keys, n = 10_000, 100_000
 	for i := int64(0); i < n; i++ {
 		if err := s.Put(Key("BenchTopic", fmt.Sprint("order-", i%keys)), i*200, t0+i); err != nil {
