@@ -1,0 +1,382 @@
+// Package dledgertest runs dledger groups in-process for tests: N nodes
+// over raft's in-memory transport (links can be cut) or loopback TCP,
+// kill and restart on the same data, partitions, and logs into t.Log.
+package dledgertest
+
+import (
+	"fmt"
+	"io"
+	"net"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/hashicorp/go-hclog"
+	"github.com/hashicorp/raft"
+
+	"github.com/raftmq/raftmq/dledger"
+)
+
+// Options configure a Cluster.
+type Options struct {
+	// Nodes is the group size; default 3.
+	Nodes int
+	// TCP uses the node's own loopback TCP transport instead of raft's
+	// in-memory one. Partitions need the in-memory transport.
+	TCP bool
+	// Configure, if set, adjusts each node's Config before it starts.
+	Configure func(i int, c *dledger.Config)
+	// LogStore, if set, builds node i's log store; it is called once per
+	// node and the store is reused across restarts. Default: raft's
+	// InmemStore, which survives a restart here as a disk would.
+	LogStore func(i int, dir string) raft.LogStore
+}
+
+// Member is one node slot of the cluster; Node is nil while killed.
+type Member struct {
+	ID    string
+	Addr  string
+	Dir   string
+	Logs  raft.LogStore
+	Sink  *MemQueueSink
+	trans *raft.InmemTransport
+	node  *dledger.Node
+	group int
+}
+
+// Cluster is a running test group.
+type Cluster struct {
+	t    testing.TB
+	opts Options
+	log  hclog.Logger
+
+	mu      sync.Mutex
+	members []*Member
+}
+
+// New starts a bootstrapped group and registers its shutdown with
+// t.Cleanup.
+func New(t testing.TB, opts Options) *Cluster {
+	t.Helper()
+	if opts.Nodes == 0 {
+		opts.Nodes = 3
+	}
+	c := &Cluster{t: t, opts: opts, log: TestLogger(t)}
+	for i := 0; i < opts.Nodes; i++ {
+		m := &Member{ID: fmt.Sprintf("n%d", i), Dir: filepath.Join(t.TempDir(), fmt.Sprintf("n%d", i)), Sink: NewMemQueueSink()}
+		m.Addr = m.ID
+		if opts.TCP {
+			m.Addr = freePort(t)
+		}
+		if opts.LogStore != nil {
+			m.Logs = opts.LogStore(i, m.Dir)
+		} else {
+			m.Logs = raft.NewInmemStore()
+		}
+		c.members = append(c.members, m)
+	}
+	t.Cleanup(c.Close)
+	for i := range c.members {
+		c.start(i, true)
+	}
+	return c
+}
+
+// freePort picks a loopback port. Another process may grab it before the
+// node binds; that is rare enough for tests.
+func freePort(t testing.TB) string {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatalf("dledgertest: listen: %v", err)
+	}
+	defer l.Close()
+	return l.Addr().String()
+}
+
+// TestLogger returns an hclog logger writing into t.Log until the test
+// ends. RAFTMQ_TEST_LOG sets the level (default info).
+func TestLogger(t testing.TB) hclog.Logger {
+	w := &tWriter{t: t}
+	t.Cleanup(w.stop)
+	level := hclog.LevelFromString(os.Getenv("RAFTMQ_TEST_LOG"))
+	if level == hclog.NoLevel {
+		level = hclog.Info
+	}
+	return hclog.New(&hclog.LoggerOptions{Output: w, Level: level, TimeFormat: "15:04:05.000"})
+}
+
+type tWriter struct {
+	mu   sync.Mutex
+	t    testing.TB
+	done bool
+}
+
+func (w *tWriter) Write(p []byte) (int, error) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if !w.done {
+		w.t.Log(strings.TrimRight(string(p), "\n"))
+	}
+	return len(p), nil
+}
+
+func (w *tWriter) stop() {
+	w.mu.Lock()
+	w.done = true
+	w.mu.Unlock()
+}
+
+var _ io.Writer = (*tWriter)(nil)
+
+func (c *Cluster) config(i int, bootstrap bool) dledger.Config {
+	m := c.members[i]
+	cfg := dledger.DefaultConfig()
+	cfg.NodeID, cfg.DataDir, cfg.LogStore, cfg.QueueSink = m.ID, m.Dir, m.Logs, m.Sink
+	cfg.RaftAddr = m.Addr
+	cfg.Logger = c.log.With("node", m.ID)
+	if bootstrap {
+		for _, o := range c.members {
+			cfg.Peers = append(cfg.Peers, dledger.Peer{ID: o.ID, Addr: o.Addr})
+		}
+	}
+	if !c.opts.TCP {
+		_, m.trans = raft.NewInmemTransportWithTimeout(raft.ServerAddress(m.Addr), time.Second)
+		cfg.Transport = m.trans
+	}
+	if c.opts.Configure != nil {
+		c.opts.Configure(i, &cfg)
+	}
+	return cfg
+}
+
+func (c *Cluster) start(i int, bootstrap bool) {
+	c.t.Helper()
+	cfg := c.config(i, bootstrap)
+	n, err := dledger.New(cfg)
+	if err != nil {
+		c.t.Fatalf("dledgertest: start %s: %v", c.members[i].ID, err)
+	}
+	c.mu.Lock()
+	c.members[i].node = n
+	c.mu.Unlock()
+	c.relink()
+}
+
+// AddMember creates a new, empty node slot (not yet a voter) and starts
+// it in join mode. Its index is returned; make it a voter with
+// Leader().AddVoter.
+func (c *Cluster) AddMember() int {
+	c.t.Helper()
+	i := len(c.members)
+	m := &Member{ID: fmt.Sprintf("n%d", i), Dir: filepath.Join(c.t.TempDir(), fmt.Sprintf("n%d", i)), Sink: NewMemQueueSink()}
+	m.Addr = m.ID
+	if c.opts.TCP {
+		m.Addr = freePort(c.t)
+	}
+	if c.opts.LogStore != nil {
+		m.Logs = c.opts.LogStore(i, m.Dir)
+	} else {
+		m.Logs = raft.NewInmemStore()
+	}
+	c.mu.Lock()
+	c.members = append(c.members, m)
+	c.mu.Unlock()
+	c.start(i, false)
+	return i
+}
+
+// relink connects every pair of live in-memory transports in the same
+// partition group and disconnects all others.
+func (c *Cluster) relink() {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	for _, a := range c.members {
+		if a.trans == nil {
+			continue
+		}
+		for _, b := range c.members {
+			if a == b {
+				continue
+			}
+			a.trans.Disconnect(raft.ServerAddress(b.Addr))
+			if a.node != nil && b.node != nil && b.trans != nil && a.group == b.group {
+				a.trans.Connect(raft.ServerAddress(b.Addr), b.trans)
+			}
+		}
+	}
+}
+
+// Partition puts the listed nodes in a group of their own; the others
+// stay together. In-memory transport only.
+func (c *Cluster) Partition(nodes ...int) {
+	c.t.Helper()
+	if c.opts.TCP {
+		c.t.Fatal("dledgertest: Partition needs the in-memory transport")
+	}
+	c.mu.Lock()
+	g := 1
+	for _, m := range c.members {
+		if m.group >= g {
+			g = m.group + 1
+		}
+	}
+	for _, i := range nodes {
+		c.members[i].group = g
+	}
+	c.mu.Unlock()
+	c.relink()
+}
+
+// Heal reconnects every live node.
+func (c *Cluster) Heal() {
+	c.mu.Lock()
+	for _, m := range c.members {
+		m.group = 0
+	}
+	c.mu.Unlock()
+	c.relink()
+}
+
+// Kill closes node i as a crash would, keeping its data for Restart.
+func (c *Cluster) Kill(i int) {
+	c.t.Helper()
+	c.mu.Lock()
+	n := c.members[i].node
+	c.members[i].node = nil
+	c.mu.Unlock()
+	if n == nil {
+		return
+	}
+	c.relink()
+	if err := n.Close(); err != nil {
+		c.t.Logf("dledgertest: close %s: %v", c.members[i].ID, err)
+	}
+}
+
+// Restart starts a killed node again on its data.
+func (c *Cluster) Restart(i int) {
+	c.t.Helper()
+	if c.Node(i) != nil {
+		c.t.Fatalf("dledgertest: %s is running", c.members[i].ID)
+	}
+	c.start(i, false)
+}
+
+// Node returns node i, nil while it is killed.
+func (c *Cluster) Node(i int) *dledger.Node {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.members[i].node
+}
+
+// Member returns slot i.
+func (c *Cluster) Member(i int) *Member {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.members[i]
+}
+
+// Len returns the number of node slots.
+func (c *Cluster) Len() int {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return len(c.members)
+}
+
+// Live returns the indexes of running nodes.
+func (c *Cluster) Live() []int {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	var out []int
+	for i, m := range c.members {
+		if m.node != nil {
+			out = append(out, i)
+		}
+	}
+	return out
+}
+
+// WaitLeader waits until exactly one node among those given (default:
+// all live) is leader and the others that are connected to it agree, and
+// returns its index.
+func (c *Cluster) WaitLeader(timeout time.Duration, among ...int) int {
+	c.t.Helper()
+	var leader int
+	c.Eventually(timeout, func() error {
+		set := among
+		if len(set) == 0 {
+			set = c.Live()
+		}
+		leader = -1
+		for _, i := range set {
+			n := c.Node(i)
+			if n != nil && n.IsLeader() {
+				if leader >= 0 {
+					return fmt.Errorf("two leaders: n%d and n%d", leader, i)
+				}
+				leader = i
+			}
+		}
+		if leader < 0 {
+			return fmt.Errorf("no leader among %v", set)
+		}
+		return nil
+	})
+	return leader
+}
+
+// Eventually polls cond every 10 ms until it returns nil or timeout
+// passes, then fails the test with cond's last error.
+func (c *Cluster) Eventually(timeout time.Duration, cond func() error) {
+	c.t.Helper()
+	deadline := time.Now().Add(timeout)
+	for {
+		err := cond()
+		if err == nil {
+			return
+		}
+		if time.Now().After(deadline) {
+			c.t.Fatalf("dledgertest: condition not met within %v: %v", timeout, err)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+}
+
+// WaitConverged waits until every live node has applied the same index
+// and holds the same metadata.
+func (c *Cluster) WaitConverged(timeout time.Duration) {
+	c.t.Helper()
+	c.Eventually(timeout, func() error {
+		live := c.Live()
+		if len(live) == 0 {
+			return nil
+		}
+		var last uint64
+		for _, i := range live {
+			if l := c.Node(i).Raft().LastIndex(); l > last {
+				last = l
+			}
+		}
+		want := c.Node(live[0]).Metadata().Encode()
+		for _, i := range live {
+			n := c.Node(i)
+			if got := n.Raft().AppliedIndex(); got != last {
+				return fmt.Errorf("n%d applied %d of %d", i, got, last)
+			}
+			if got := n.Metadata().Encode(); string(got) != string(want) {
+				return fmt.Errorf("n%d metadata differs from n%d", i, live[0])
+			}
+		}
+		return nil
+	})
+}
+
+// Close stops every node.
+func (c *Cluster) Close() {
+	for i := range c.members {
+		c.Kill(i)
+	}
+}

@@ -1,0 +1,315 @@
+package dledger
+
+import (
+	"errors"
+	"fmt"
+	"net"
+	"os"
+	"path/filepath"
+	"sync"
+	"time"
+
+	"github.com/hashicorp/go-hclog"
+	"github.com/hashicorp/raft"
+	raftboltdb "github.com/hashicorp/raft-boltdb/v2"
+)
+
+// LeaderEvent reports that this node observed a leader change.
+type LeaderEvent struct {
+	// LeaderID and LeaderAddr are empty when the node lost its leader.
+	LeaderID   string
+	LeaderAddr string
+	// IsLeader is true when this node is the new leader.
+	IsLeader bool
+	Term     uint64
+}
+
+// Node is one member of a broker group: a raft instance, its FSM, and the
+// leader-side proposal pipeline.
+type Node struct {
+	cfg   Config
+	log   hclog.Logger
+	raft  *raft.Raft
+	fsm   *fsm
+	trans raft.Transport
+	prop  *proposer
+
+	stable  raft.StableStore
+	closers []func() error
+
+	obsCh    chan raft.Observation
+	observer *raft.Observer
+
+	mu        sync.Mutex
+	err       error // why the node stopped itself
+	closed    bool
+	subs      map[chan LeaderEvent]struct{}
+	closeOnce sync.Once
+	done      chan struct{}
+	wg        sync.WaitGroup
+}
+
+// New opens the stores, starts raft, and bootstraps the group from
+// cfg.Peers when the node has no raft state yet.
+func New(cfg Config) (*Node, error) {
+	if cfg.Logger == nil {
+		cfg.Logger = hclog.New(&hclog.LoggerOptions{Level: hclog.Info, Output: os.Stderr})
+	}
+	cfg.Logger = cfg.Logger.Named("dledger")
+	if err := cfg.Validate(); err != nil {
+		return nil, err
+	}
+	n := &Node{cfg: cfg, log: cfg.Logger, done: make(chan struct{}), subs: map[chan LeaderEvent]struct{}{}}
+	if err := n.open(); err != nil {
+		n.closeStores()
+		return nil, err
+	}
+	return n, nil
+}
+
+func (n *Node) open() error {
+	cfg := &n.cfg
+	if cfg.DataDir != "" {
+		if err := os.MkdirAll(cfg.DataDir, 0o755); err != nil {
+			return fmt.Errorf("dledger: data dir: %w", err)
+		}
+	}
+	stable, snaps, err := n.openStores()
+	if err != nil {
+		return err
+	}
+	if err := n.openTransport(); err != nil {
+		return err
+	}
+	n.fsm = &fsm{st: newState(), queues: cfg.QueueSink, index: cfg.IndexSink, log: n.log, onFatal: n.stopDiverged}
+	rc := cfg.raftConfig()
+	if err := n.bootstrap(rc, stable, snaps); err != nil {
+		return err
+	}
+	r, err := raft.NewRaft(rc, n.fsm, cfg.LogStore, stable, snaps, n.trans)
+	if err != nil {
+		return fmt.Errorf("dledger: start raft: %w", err)
+	}
+	n.raft = r
+	n.prop = newProposer(n)
+	n.startObserver()
+	n.log.Info("node started", "id", cfg.NodeID, "addr", n.trans.LocalAddr())
+	return nil
+}
+
+func (n *Node) openStores() (raft.StableStore, raft.SnapshotStore, error) {
+	cfg := &n.cfg
+	stable := cfg.StableStore
+	if stable == nil {
+		bs, err := raftboltdb.NewBoltStore(filepath.Join(cfg.DataDir, "raft-stable.db"))
+		if err != nil {
+			return nil, nil, fmt.Errorf("dledger: stable store: %w", err)
+		}
+		n.closers = append(n.closers, bs.Close)
+		stable = bs
+	}
+	n.stable = stable
+	snaps := cfg.SnapshotStore
+	if snaps == nil {
+		fs, err := raft.NewFileSnapshotStoreWithLogger(cfg.DataDir, cfg.SnapshotRetain, n.log)
+		if err != nil {
+			return nil, nil, fmt.Errorf("dledger: snapshot store: %w", err)
+		}
+		snaps = fs
+	}
+	return stable, snaps, nil
+}
+
+func (n *Node) openTransport() error {
+	cfg := &n.cfg
+	if cfg.Transport != nil {
+		n.trans = cfg.Transport
+		return nil
+	}
+	var adv net.Addr
+	if cfg.Advertise != "" {
+		a, err := net.ResolveTCPAddr("tcp", cfg.Advertise)
+		if err != nil {
+			return fmt.Errorf("dledger: advertise address: %w", err)
+		}
+		adv = a
+	}
+	t, err := raft.NewTCPTransportWithLogger(cfg.RaftAddr, adv, 3, 10*time.Second, n.log)
+	if err != nil {
+		return fmt.Errorf("dledger: raft transport: %w", err)
+	}
+	n.trans = t
+	return nil
+}
+
+func (n *Node) bootstrap(rc *raft.Config, stable raft.StableStore, snaps raft.SnapshotStore) error {
+	if len(n.cfg.Peers) == 0 {
+		return nil
+	}
+	has, err := raft.HasExistingState(n.cfg.LogStore, stable, snaps)
+	if err != nil || has {
+		return err
+	}
+	var conf raft.Configuration
+	for _, p := range n.cfg.Peers {
+		addr := p.Addr
+		if p.ID == n.cfg.NodeID {
+			// The bound port may have been :0; what others dial is what the
+			// transport reports.
+			addr = string(n.trans.LocalAddr())
+		}
+		conf.Servers = append(conf.Servers, raft.Server{Suffrage: raft.Voter, ID: raft.ServerID(p.ID), Address: raft.ServerAddress(addr)})
+	}
+	n.log.Info("bootstrapping group", "servers", len(conf.Servers))
+	return raft.BootstrapCluster(rc, n.cfg.LogStore, stable, snaps, n.trans, conf)
+}
+
+// startObserver forwards raft's leader observations to the proposer (a new
+// leader term needs a barrier) and to subscribers.
+func (n *Node) startObserver() {
+	n.obsCh = make(chan raft.Observation, 16)
+	n.observer = raft.NewObserver(n.obsCh, false, func(o *raft.Observation) bool {
+		_, ok := o.Data.(raft.LeaderObservation)
+		return ok
+	})
+	n.raft.RegisterObserver(n.observer)
+	n.wg.Add(1)
+	go func() {
+		defer n.wg.Done()
+		for {
+			select {
+			case o := <-n.obsCh:
+				lo := o.Data.(raft.LeaderObservation)
+				ev := LeaderEvent{LeaderID: string(lo.LeaderID), LeaderAddr: string(lo.LeaderAddr),
+					IsLeader: lo.LeaderID == raft.ServerID(n.cfg.NodeID), Term: n.raft.CurrentTerm()}
+				n.prop.kick()
+				n.publish(ev)
+			case <-n.done:
+				return
+			}
+		}
+	}()
+}
+
+func (n *Node) publish(ev LeaderEvent) {
+	n.log.Info("leader changed", "leader", ev.LeaderID, "addr", ev.LeaderAddr, "self", ev.IsLeader, "term", ev.Term)
+	if n.cfg.OnLeaderChange != nil {
+		n.cfg.OnLeaderChange(ev)
+	}
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	for ch := range n.subs {
+		select { // latest wins: drop the stale event a slow reader has not taken
+		case <-ch:
+		default:
+		}
+		ch <- ev
+	}
+}
+
+// SubscribeLeader returns a channel that holds the latest LeaderEvent
+// (older unread events are replaced) and a function to unsubscribe.
+func (n *Node) SubscribeLeader() (<-chan LeaderEvent, func()) {
+	ch := make(chan LeaderEvent, 1)
+	n.mu.Lock()
+	n.subs[ch] = struct{}{}
+	n.mu.Unlock()
+	return ch, func() {
+		n.mu.Lock()
+		delete(n.subs, ch)
+		n.mu.Unlock()
+	}
+}
+
+// stopDiverged stops the node after the FSM found divergence.
+func (n *Node) stopDiverged(err error) {
+	n.mu.Lock()
+	if n.err == nil {
+		n.err = err
+	}
+	n.mu.Unlock()
+	_ = n.Close()
+}
+
+// Err returns why the node stopped itself (ErrDivergence), or nil.
+func (n *Node) Err() error {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	return n.err
+}
+
+// Done is closed when the node has been closed or stopped itself.
+func (n *Node) Done() <-chan struct{} { return n.done }
+
+// Close stops raft and the proposer and closes the stores the node opened.
+// Pending proposals fail. Close is idempotent.
+func (n *Node) Close() error {
+	var err error
+	n.closeOnce.Do(func() {
+		n.mu.Lock()
+		n.closed = true
+		n.mu.Unlock()
+		close(n.done)
+		if n.raft != nil {
+			n.raft.DeregisterObserver(n.observer)
+			err = n.raft.Shutdown().Error()
+		}
+		if n.prop != nil {
+			n.prop.wait()
+		}
+		n.wg.Wait()
+		err = errors.Join(err, n.closeStores())
+		n.log.Info("node closed", "id", n.cfg.NodeID)
+	})
+	return err
+}
+
+func (n *Node) closeStores() error {
+	var errs []error
+	if nt, ok := n.trans.(*raft.NetworkTransport); ok {
+		// Close leaves pooled outbound connections open, and the peers'
+		// handlers of them blocked in Read; release them explicitly.
+		nt.CloseStreams()
+	}
+	if c, ok := n.trans.(raft.WithClose); ok {
+		errs = append(errs, c.Close())
+	}
+	for _, c := range n.closers {
+		errs = append(errs, c())
+	}
+	return errors.Join(errs...)
+}
+
+// ID returns the node's raft server ID.
+func (n *Node) ID() string { return n.cfg.NodeID }
+
+// Addr returns the address other nodes reach this node's raft at.
+func (n *Node) Addr() string { return string(n.trans.LocalAddr()) }
+
+// Raft exposes the raft instance for stats and tests. Do not Apply or
+// transfer leadership through it: the proposer's offset counters rely on
+// every command and transfer going through Node.
+func (n *Node) Raft() *raft.Raft { return n.raft }
+
+// Metadata returns read access to this node's applied metadata.
+func (n *Node) Metadata() Metadata { return Metadata{n.fsm.st} }
+
+// IsLeader reports whether this node is currently the raft leader.
+func (n *Node) IsLeader() bool { return n.raft.State() == raft.Leader }
+
+// Leader returns the leader this node knows of; empty if none.
+func (n *Node) Leader() (addr, id string) {
+	a, i := n.raft.LeaderWithID()
+	return string(a), string(i)
+}
+
+func (n *Node) notLeader() *NotLeaderError {
+	addr, id := n.Leader()
+	if id == n.cfg.NodeID {
+		addr, id = "", ""
+	}
+	return &NotLeaderError{LeaderAddr: addr, LeaderID: id}
+}
+
+// SnapshotNow takes a snapshot now (admin, tests).
+func (n *Node) SnapshotNow() error { return n.raft.Snapshot().Error() }

@@ -1,0 +1,444 @@
+package dledger
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+	"time"
+
+	"github.com/hashicorp/raft"
+
+	"github.com/raftmq/raftmq/message"
+)
+
+// Result is what a committed proposal returns.
+type Result struct {
+	// Index is the raft index of the entry holding the proposal.
+	Index uint64
+	// Messages has, for a PutMessagesCommand, the assigned offsets of its
+	// messages in order.
+	Messages []MessageResult
+}
+
+// MessageResult is where the leader put one message.
+type MessageResult struct {
+	QueueOffset    int64
+	CommitOffset   int64
+	StoreTimestamp int64
+}
+
+type proposal struct {
+	ctx context.Context
+	cmd Command
+	// ctrl, when set, runs on the proposer goroutine with nothing in
+	// flight (leadership transfer), instead of proposing cmd.
+	ctrl   func() error
+	msgs   int
+	bytes  int
+	result Result
+	done   chan error
+}
+
+// epoch is one leadership term's offset counters. They were loaded from
+// applied state after a barrier in that term and are advanced at
+// coalescing time, so message order in the log is offset order.
+type epoch struct {
+	term       uint64
+	queueNext  map[QueueKey]int64
+	commitNext int64
+	dead       bool // a proposal of this epoch failed; counters unusable
+}
+
+type inflight struct {
+	f     raft.ApplyFuture
+	batch []*proposal
+	ep    *epoch
+}
+
+// proposer is the leader's group-commit pipeline: one goroutine coalesces
+// queued proposals into entries, one waits for their futures in order.
+type proposer struct {
+	n      *Node
+	reqs   chan *proposal
+	kickCh chan struct{}
+	slots  chan struct{}
+	futs   chan inflight
+	wg     sync.WaitGroup
+
+	mu sync.Mutex
+	ep *epoch // owned by the run goroutine; mu guards cross-goroutine reads
+	// open counts in-flight entries; the run goroutine waits for zero
+	// before a barrier so it never loads counters under its own proposals.
+	open sync.WaitGroup
+}
+
+func newProposer(n *Node) *proposer {
+	p := &proposer{
+		n:      n,
+		reqs:   make(chan *proposal, 4*n.cfg.MaxBatchMessages),
+		kickCh: make(chan struct{}, 1),
+		slots:  make(chan struct{}, n.cfg.MaxInflight),
+		futs:   make(chan inflight, n.cfg.MaxInflight),
+	}
+	p.wg.Add(2)
+	go p.run()
+	go p.waitLoop()
+	return p
+}
+
+func (p *proposer) kick() {
+	select {
+	case p.kickCh <- struct{}{}:
+	default:
+	}
+}
+
+func (p *proposer) wait() { p.wg.Wait() }
+
+// Propose replicates cmd through the group and returns once it is
+// committed and applied on this (leader) node. On a follower it returns a
+// *NotLeaderError. Concurrent calls are coalesced into one raft entry.
+// If ctx ends after the proposal was handed to raft the outcome is unknown
+// and ctx's error is returned.
+func (n *Node) Propose(ctx context.Context, cmd Command) (Result, error) {
+	pr, err := newProposal(ctx, cmd, n.cfg.MaxBatchBytes)
+	if err != nil {
+		return Result{}, err
+	}
+	if n.raft.State() != raft.Leader {
+		return Result{}, n.notLeader()
+	}
+	select {
+	case n.prop.reqs <- pr:
+	case <-ctx.Done():
+		return Result{}, ctx.Err()
+	case <-n.done:
+		return Result{}, ErrClosed
+	}
+	select {
+	case err := <-pr.done:
+		return pr.result, err
+	case <-ctx.Done():
+		return Result{}, ctx.Err()
+	}
+}
+
+// runControl queues fn to run on the proposer goroutine.
+func (n *Node) runControl(ctx context.Context, fn func() error) error {
+	pr := &proposal{ctx: ctx, ctrl: fn, done: make(chan error, 1)}
+	select {
+	case n.prop.reqs <- pr:
+	case <-ctx.Done():
+		return ctx.Err()
+	case <-n.done:
+		return ErrClosed
+	}
+	select {
+	case err := <-pr.done:
+		return err
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}
+
+func newProposal(ctx context.Context, cmd Command, maxBytes int) (*proposal, error) {
+	pr := &proposal{ctx: ctx, cmd: cmd, done: make(chan error, 1)}
+	switch c := cmd.(type) {
+	case *PutMessagesCommand:
+		pr.msgs = len(c.Messages)
+		for i := range c.Messages {
+			pr.bytes += len(c.Messages[i].Record) + len(c.Messages[i].Topic) + 64
+		}
+	case *CommitOffsetsCommand:
+		pr.msgs = len(c.Offsets)
+		pr.bytes = 64 * len(c.Offsets)
+	case nil:
+		return nil, fmt.Errorf("%w: nil command", ErrInvalidCommand)
+	default:
+		// Encode once now so a bad command fails its caller alone.
+		b, err := encodeCommand(cmd)
+		if err != nil {
+			return nil, err
+		}
+		pr.bytes = len(b)
+	}
+	if pr.bytes > maxBytes {
+		return nil, fmt.Errorf("%w: %d bytes, limit %d", ErrTooLarge, pr.bytes, maxBytes)
+	}
+	return pr, nil
+}
+
+// coalescable reports whether a and b may share one entry.
+func coalescable(a, b CommandType) bool {
+	return a == b && (a == CmdPutMessages || a == CmdCommitOffsets)
+}
+
+func (p *proposer) run() {
+	defer p.wg.Done()
+	defer close(p.futs)
+	var carry *proposal
+	for {
+		first := carry
+		carry = nil
+		if first == nil {
+			select {
+			case first = <-p.reqs:
+			case <-p.kickCh:
+				p.epoch() // establish eagerly so the first write does not wait
+				continue
+			case <-p.n.done:
+				p.failQueued(ErrClosed)
+				return
+			}
+		}
+		if first.ctrl != nil {
+			p.control(first)
+			continue
+		}
+		ep, err := p.epoch()
+		if err != nil {
+			first.done <- err
+			p.failQueued(err)
+			continue
+		}
+		select {
+		case p.slots <- struct{}{}:
+		case <-p.n.done:
+			first.done <- ErrClosed
+			p.failQueued(ErrClosed)
+			return
+		}
+		var batch []*proposal
+		batch, carry = p.collect(first)
+		p.propose(ep, batch)
+	}
+}
+
+// control runs pr.ctrl with no entry in flight. Raft rejects applies while
+// a transfer is in progress without appending them; letting later ones
+// through afterwards would leave a hole in the term's offsets, so the
+// transfer runs alone and the epoch is re-derived after it.
+func (p *proposer) control(pr *proposal) {
+	p.open.Wait()
+	err := pr.ctrl()
+	p.mu.Lock()
+	if p.ep != nil {
+		p.ep.dead = true
+	}
+	p.mu.Unlock()
+	pr.done <- err
+}
+
+// collect takes first plus every queued proposal that can share its entry.
+// The slot wait before it is what makes callers pile up: while MaxInflight
+// entries are in flight, arrivals queue and then leave in one entry.
+func (p *proposer) collect(first *proposal) (batch []*proposal, carry *proposal) {
+	batch = []*proposal{first}
+	msgs, bytes := first.msgs, first.bytes
+	if !coalescable(first.cmd.Type(), first.cmd.Type()) {
+		return batch, nil
+	}
+	for {
+		select {
+		case pr := <-p.reqs:
+			if pr.ctrl != nil || !coalescable(first.cmd.Type(), pr.cmd.Type()) ||
+				msgs+pr.msgs > p.n.cfg.MaxBatchMessages || bytes+pr.bytes > p.n.cfg.MaxBatchBytes {
+				return batch, pr
+			}
+			batch = append(batch, pr)
+			msgs, bytes = msgs+pr.msgs, bytes+pr.bytes
+		default:
+			return batch, nil
+		}
+	}
+}
+
+func (p *proposer) failQueued(err error) {
+	for {
+		select {
+		case pr := <-p.reqs:
+			pr.done <- err
+		default:
+			return
+		}
+	}
+}
+
+// epoch returns the counters of the current leadership term, running a
+// barrier and loading them from applied state when the term is new.
+func (p *proposer) epoch() (*epoch, error) {
+	r := p.n.raft
+	if r.State() != raft.Leader {
+		return nil, p.n.notLeader()
+	}
+	term := r.CurrentTerm()
+	p.mu.Lock()
+	ep := p.ep
+	p.mu.Unlock()
+	if ep != nil && !ep.dead && ep.term == term {
+		return ep, nil
+	}
+	p.open.Wait()
+	start := time.Now()
+	if err := r.Barrier(0).Error(); err != nil {
+		return nil, p.mapErr(err)
+	}
+	q, c := p.n.fsm.st.counters()
+	if r.CurrentTerm() != term || r.State() != raft.Leader {
+		return nil, p.n.notLeader()
+	}
+	ep = &epoch{term: term, queueNext: q, commitNext: c}
+	p.mu.Lock()
+	p.ep = ep
+	p.mu.Unlock()
+	p.n.log.Info("leader ready", "term", term, "commit_offset", c, "queues", len(q), "barrier", time.Since(start))
+	return ep, nil
+}
+
+// propose builds one entry from batch with ep's counters and hands it to
+// raft. It owns one slot, released by waitLoop.
+func (p *proposer) propose(ep *epoch, batch []*proposal) {
+	live := batch[:0]
+	for _, pr := range batch {
+		if err := pr.ctx.Err(); err != nil {
+			pr.done <- err // not yet proposed: safe to drop
+			continue
+		}
+		live = append(live, pr)
+	}
+	if len(live) == 0 {
+		<-p.slots
+		return
+	}
+	data, err := p.build(ep, live)
+	if err != nil {
+		for _, pr := range live {
+			pr.done <- err
+		}
+		<-p.slots
+		return
+	}
+	p.open.Add(1)
+	// Timeout 0: an enqueue timeout would leave a hole in the counters
+	// while later entries proceed.
+	f := p.n.raft.Apply(data, 0)
+	p.futs <- inflight{f: f, batch: live, ep: ep}
+}
+
+func (p *proposer) build(ep *epoch, batch []*proposal) ([]byte, error) {
+	switch batch[0].cmd.(type) {
+	case *PutMessagesCommand:
+		return p.buildPut(ep, batch)
+	case *CommitOffsetsCommand:
+		var all CommitOffsetsCommand
+		for _, pr := range batch {
+			all.Offsets = append(all.Offsets, pr.cmd.(*CommitOffsetsCommand).Offsets...)
+		}
+		return encodeCommand(&all)
+	default:
+		return encodeCommand(batch[0].cmd)
+	}
+}
+
+// buildPut assigns offsets and stamps them into the records. Offsets are
+// committed to ep only when the whole entry encodes, so a failed build
+// leaves no hole.
+func (p *proposer) buildPut(ep *epoch, batch []*proposal) ([]byte, error) {
+	now := time.Now().UnixMilli()
+	next := ep.commitNext
+	queue := map[QueueKey]int64{}
+	var msgs []AppliedMessage
+	var recs [][]byte
+	for _, pr := range batch {
+		c := pr.cmd.(*PutMessagesCommand)
+		pr.result.Messages = make([]MessageResult, len(c.Messages))
+		for i := range c.Messages {
+			m := &c.Messages[i]
+			k := QueueKey{m.Topic, m.QueueID}
+			qo, ok := queue[k]
+			if !ok {
+				qo = ep.queueNext[k]
+			}
+			ts := m.StoreTimestamp
+			if ts == 0 {
+				ts = now
+			}
+			if err := stamp(m.Record, qo, next, ts); err != nil {
+				return nil, err
+			}
+			msgs = append(msgs, AppliedMessage{Topic: m.Topic, QueueID: m.QueueID, QueueOffset: qo, CommitOffset: next,
+				Size: int32(len(m.Record)), TagsCode: m.TagsCode, StoreTimestamp: ts, Keys: m.Keys})
+			recs = append(recs, m.Record)
+			pr.result.Messages[i] = MessageResult{QueueOffset: qo, CommitOffset: next, StoreTimestamp: ts}
+			queue[k] = qo + 1
+			next += int64(len(m.Record))
+		}
+	}
+	data, err := encodePut(ep.term, msgs, recs)
+	if err != nil {
+		return nil, err
+	}
+	for k, v := range queue {
+		ep.queueNext[k] = v
+	}
+	ep.commitNext = next
+	return data, nil
+}
+
+// stamp writes the leader-assigned fields into a stored message record.
+func stamp(rec []byte, queueOffset, commitOffset, storeTs int64) error {
+	if err := message.PatchQueueOffset(rec, queueOffset); err != nil {
+		return fmt.Errorf("%w: %w", ErrInvalidCommand, err)
+	}
+	if err := message.PatchCommitLogOffset(rec, commitOffset); err != nil {
+		return fmt.Errorf("%w: %w", ErrInvalidCommand, err)
+	}
+	if err := message.PatchStoreTimestamp(rec, storeTs); err != nil {
+		return fmt.Errorf("%w: %w", ErrInvalidCommand, err)
+	}
+	return nil
+}
+
+// waitLoop completes proposals in log order.
+func (p *proposer) waitLoop() {
+	defer p.wg.Done()
+	for inf := range p.futs {
+		err := inf.f.Error()
+		if err == nil {
+			if rerr, ok := inf.f.Response().(error); ok {
+				err = rerr
+			}
+		}
+		if err != nil {
+			// Later entries of this epoch may still be in raft; the next
+			// batch waits for them, then re-derives counters by barrier.
+			p.mu.Lock()
+			inf.ep.dead = true
+			p.mu.Unlock()
+			err = p.mapErr(err)
+		}
+		for _, pr := range inf.batch {
+			if err == nil {
+				pr.result.Index = inf.f.Index()
+			}
+			pr.done <- err
+		}
+		p.open.Done()
+		<-p.slots
+	}
+}
+
+func (p *proposer) mapErr(err error) error {
+	switch {
+	case errors.Is(err, raft.ErrNotLeader), errors.Is(err, raft.ErrLeadershipTransferInProgress):
+		// Rejected before being appended: resending is safe.
+		return p.n.notLeader()
+	case errors.Is(err, raft.ErrLeadershipLost):
+		return fmt.Errorf("%w: %w", ErrLeadershipLost, err)
+	case errors.Is(err, raft.ErrRaftShutdown):
+		return ErrClosed
+	default:
+		return err
+	}
+}
