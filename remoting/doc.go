@@ -82,4 +82,35 @@
 //
 // Handlers get a context that is cancelled when their connection closes, so
 // a parked long poll ends when its client goes away or the server closes.
+//
+// # Using it
+//
+// A server registers a Handler per request code, like net/http:
+//
+//	s, err := remoting.NewServer(remoting.DefaultServerConfig())
+//	s.HandleFunc(remoting.ReqSendMessage, func(ctx context.Context, c *remoting.Conn, req *remoting.Command) *remoting.Command {
+//		resp := remoting.NewResponse(req, remoting.ResSuccess, "")
+//		resp.ExtFields["msgId"] = id
+//		return resp
+//	})
+//	s.OnConnClose(func(c *remoting.Conn) { forget(c.Value(clientIDKey)) })
+//	go s.Serve(ln)
+//	defer s.Shutdown(ctx)
+//
+// Unknown codes are answered REQUEST_CODE_NOT_SUPPORTED naming the code; a
+// panicking handler is answered SYSTEM_ERROR and logged. Shutdown stops
+// accepting, answers new requests SERVICE_NOT_AVAILABLE (clients retry
+// that elsewhere), waits for running handlers until its context ends, then
+// closes connections and waits for every goroutine it started.
+//
+// A handler that needs to call the peer back (CHECK_TRANSACTION_STATE to a
+// producer) keeps the *Conn it was given and uses Conn.Invoke or
+// Conn.SendOneway on it later.
+//
+// A Client keeps one connection per address, dialled on first use and
+// replaced after it breaks; a broken connection fails its pending calls at
+// once with an error wrapping ErrConnClosed. Calls without a deadline get
+// DefaultInvokeTimeout. Failure codes come back as responses; AsError turns
+// one into a *ResponseError whose Retriable method follows the official
+// producer's retry set.
 package remoting
