@@ -85,6 +85,9 @@ func Open(cfg Config) (*Log, error) {
 		l.closeSegments()
 		return nil, err
 	}
+	if usage, err := cfg.Retention.DiskUsage(cfg.Dir); err == nil {
+		l.setRefuse(usage) // a full disk refuses the first write, not the first after a check
+	}
 	l.start()
 	l.logger.Info("opened", "dir", cfg.Dir, "first", l.first(), "last", l.lastIndex,
 		"segments", len(l.segs), "flush", cfg.FlushMode)
