@@ -18,8 +18,8 @@ type Entry struct {
 
 // QueueKey names a queue.
 type QueueKey struct {
-	Topic   string
-	QueueID int32
+	Topic   string // the topic, also the directory name
+	QueueID int32  // the queue id, also the subdirectory name
 }
 
 func (e Entry) encode(b []byte) {
