@@ -86,6 +86,9 @@ func (p *proposer) sendOne(ctx context.Context, topic string, qid int32, body []
 			p.mu.Unlock()
 			return true
 		}
+		if ctx.Err() != nil {
+			return false // stopped: the outcome of this last send is unknown
+		}
 		var nl *dledger.NotLeaderError
 		if !errors.As(err, &nl) && !errors.Is(err, dledger.ErrLeadershipLost) && !errors.Is(err, dledger.ErrClosed) &&
 			!errors.Is(err, context.DeadlineExceeded) && !errors.Is(err, dledger.ErrStaleProposal) {

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/hashicorp/raft"
@@ -47,7 +48,7 @@ type epoch struct {
 	term       uint64
 	queueNext  map[QueueKey]int64
 	commitNext int64
-	dead       bool // a proposal of this epoch failed; counters unusable
+	dead       atomic.Bool // a proposal of this epoch failed; counters unusable
 }
 
 type inflight struct {
@@ -224,7 +225,7 @@ func (p *proposer) control(pr *proposal) {
 	err := pr.ctrl()
 	p.mu.Lock()
 	if p.ep != nil {
-		p.ep.dead = true
+		p.ep.dead.Store(true)
 	}
 	p.mu.Unlock()
 	pr.done <- err
@@ -276,7 +277,7 @@ func (p *proposer) epoch() (*epoch, error) {
 	p.mu.Lock()
 	ep := p.ep
 	p.mu.Unlock()
-	if ep != nil && !ep.dead && ep.term == term {
+	if ep != nil && !ep.dead.Load() && ep.term == term {
 		return ep, nil
 	}
 	p.open.Wait()
@@ -413,9 +414,7 @@ func (p *proposer) waitLoop() {
 		if err != nil {
 			// Later entries of this epoch may still be in raft; the next
 			// batch waits for them, then re-derives counters by barrier.
-			p.mu.Lock()
-			inf.ep.dead = true
-			p.mu.Unlock()
+			inf.ep.dead.Store(true)
 			err = p.mapErr(err)
 		}
 		for _, pr := range inf.batch {

@@ -1,0 +1,318 @@
+package dledger_test
+
+import (
+	"context"
+	"errors"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/raftmq/raftmq/dledger"
+	"github.com/raftmq/raftmq/dledger/dledgertest"
+)
+
+// background keeps sending until stop is called, then returns the acks.
+func background(t *testing.T, c *dledgertest.Cluster, workers int) (p *proposer, stop func()) {
+	ctx, cancel := context.WithCancel(context.Background())
+	p = &proposer{t: t, c: c}
+	var wg sync.WaitGroup
+	for w := 0; w < workers; w++ {
+		wg.Add(1)
+		go func(w int) {
+			defer wg.Done()
+			for i := 0; ctx.Err() == nil; i++ {
+				p.sendOne(ctx, "bg", int32(w%4), []byte("x"))
+			}
+		}(w)
+	}
+	return p, func() { cancel(); wg.Wait() }
+}
+
+func totalEntries(c *dledgertest.Cluster, i int) int64 {
+	var n int64
+	s := c.Member(i).Sink
+	for _, q := range s.Queues() {
+		n += c.Node(i).Metadata().QueueMaxOffset(q)
+	}
+	return n
+}
+
+// TestKillLeader uses DefaultConfig's timeouts over TCP: the failover
+// time measured here is the one documented on Config.
+func TestKillLeader(t *testing.T) {
+	c := dledgertest.New(t, dledgertest.Options{TCP: true})
+	old := c.WaitLeader(5 * time.Second)
+	p, stop := background(t, c, 8)
+	c.Eventually(5*time.Second, func() error {
+		if len(p.acks()) < 200 {
+			return errors.New("waiting for traffic")
+		}
+		return nil
+	})
+	killed := time.Now()
+	c.Kill(old)
+	nl := c.WaitLeader(5 * time.Second)
+	took := time.Since(killed)
+	t.Logf("new leader n%d after %v", nl, took)
+	if took > 2*time.Second {
+		t.Errorf("failover took %v, want < 2s", took)
+	}
+	before := len(p.acks())
+	c.Eventually(5*time.Second, func() error {
+		if len(p.acks()) < before+200 {
+			return errors.New("waiting for traffic on the new leader")
+		}
+		return nil
+	})
+	stop()
+	c.Restart(old)
+	c.WaitConverged(10 * time.Second)
+	acks := p.acks()
+	checkAcked(t, c, acks)
+	checkQueuesIdentical(t, c)
+	if got := totalEntries(c, nl); got < int64(len(acks)) {
+		t.Errorf("%d entries for %d acks", got, len(acks))
+	}
+}
+
+func TestPartitionedLeaderFailsInflight(t *testing.T) {
+	c := dledgertest.New(t, dledgertest.Options{Configure: fastConfig})
+	old := c.WaitLeader(5 * time.Second)
+	p, stop := background(t, c, 4)
+	c.Eventually(5*time.Second, func() error {
+		if len(p.acks()) < 100 {
+			return errors.New("waiting for traffic")
+		}
+		return nil
+	})
+	c.Partition(old)
+	// Proposals on the isolated leader must never be acknowledged.
+	var wg sync.WaitGroup
+	var falseAcks sync.Map
+	for w := 0; w < 8; w++ {
+		wg.Add(1)
+		go func(w int) {
+			defer wg.Done()
+			ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+			defer cancel()
+			rec := record(t, "minority", int32(w), []byte("lost"))
+			_, err := c.Node(old).Propose(ctx, &dledger.PutMessagesCommand{Messages: []dledger.Message{{Topic: "minority", QueueID: int32(w), Record: rec}}})
+			if err == nil {
+				falseAcks.Store(w, true)
+			}
+		}(w)
+	}
+	others := []int{}
+	for _, i := range c.Live() {
+		if i != old {
+			others = append(others, i)
+		}
+	}
+	nl := c.WaitLeader(5*time.Second, others...)
+	wg.Wait()
+	falseAcks.Range(func(k, _ any) bool {
+		t.Errorf("minority leader acknowledged proposal %v", k)
+		return true
+	})
+	before := len(p.acks())
+	c.Eventually(5*time.Second, func() error {
+		if len(p.acks()) < before+100 {
+			return errors.New("waiting for traffic on the majority")
+		}
+		return nil
+	})
+	c.Heal()
+	stop()
+	c.WaitConverged(10 * time.Second)
+	if c.Node(old).IsLeader() && old != nl {
+		t.Log("old leader won again after heal; fine, logs converged")
+	}
+	acks := p.acks()
+	checkAcked(t, c, acks)
+	checkQueuesIdentical(t, c)
+	for _, i := range c.Live() {
+		if q := c.Node(i).Metadata().Queues(); len(q) > 0 {
+			for k := range q {
+				if k.Topic == "minority" {
+					t.Errorf("n%d holds the minority leader's unacknowledged message %v", i, k)
+				}
+			}
+		}
+	}
+	// Sends cut off by stop() may have committed unacknowledged; never fewer.
+	if got := totalEntries(c, old); got < int64(len(acks)) {
+		t.Errorf("old leader holds %d messages, %d were acknowledged", got, len(acks))
+	}
+}
+
+func TestRestartAllFromDisk(t *testing.T) {
+	c := dledgertest.New(t, dledgertest.Options{Configure: fastConfig})
+	c.WaitLeader(5 * time.Second)
+	p := &proposer{t: t, c: c}
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	p.sendMany(ctx, 500, 16, []string{"a", "b"}, 4)
+	l := c.Node(c.WaitLeader(time.Second))
+	if _, err := l.Propose(ctx, &dledger.PutTopicCommand{Topic: dledger.TopicConfig{Name: "a", ReadQueueNums: 4, WriteQueueNums: 4}}); err != nil {
+		t.Fatal(err)
+	}
+	if err := l.SnapshotNow(); err != nil {
+		t.Fatal(err)
+	}
+	p.sendMany(ctx, 200, 8, []string{"a", "b"}, 4) // after the snapshot: replayed from the log
+	for i := 0; i < c.Len(); i++ {
+		c.Kill(i)
+	}
+	for i := 0; i < c.Len(); i++ {
+		c.Restart(i)
+	}
+	c.WaitLeader(5 * time.Second)
+	c.WaitConverged(10 * time.Second)
+	checkAcked(t, c, p.acks())
+	checkQueuesIdentical(t, c)
+	for _, i := range c.Live() {
+		if _, ok := c.Node(i).Metadata().Topic("a"); !ok {
+			t.Errorf("n%d lost topic a across restart", i)
+		}
+	}
+	p.sendMany(ctx, 200, 8, []string{"a", "b"}, 4)
+	c.WaitConverged(10 * time.Second)
+	checkAcked(t, c, p.acks())
+	checkQueuesIdentical(t, c)
+}
+
+func TestSnapshotInstallForLaggingNode(t *testing.T) {
+	c := dledgertest.New(t, dledgertest.Options{Configure: func(i int, cfg *dledger.Config) {
+		fastConfig(i, cfg)
+		cfg.TrailingLogs = 5
+		cfg.SnapshotThreshold = 1 << 30 // only explicit snapshots
+	}})
+	l := c.WaitLeader(5 * time.Second)
+	lag := (l + 1) % 3
+	p := &proposer{t: t, c: c}
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	p.sendMany(ctx, 100, 4, []string{"a"}, 2)
+	c.Kill(lag)
+	p.sendMany(ctx, 300, 8, []string{"a"}, 2)
+	for _, i := range c.Live() {
+		if err := c.Node(i).SnapshotNow(); err != nil {
+			t.Fatalf("n%d snapshot: %v", i, err)
+		}
+	}
+	p.sendMany(ctx, 50, 4, []string{"a"}, 2)
+	first, _ := c.Member(l).Logs.FirstIndex()
+	last, _ := c.Member(lag).Logs.LastIndex()
+	if first <= last+1 {
+		t.Fatalf("leader still has the log the lagging node needs (first %d, lagging last %d)", first, last)
+	}
+	c.Restart(lag)
+	c.WaitConverged(15 * time.Second)
+	min, _ := c.Member(lag).Sink.Entries(dledger.QueueKey{Topic: "a", QueueID: 0})
+	if min == 0 {
+		t.Error("lagging node's consumequeue was not reset by the snapshot install")
+	}
+	checkAcked(t, c, p.acks())
+	checkQueuesIdentical(t, c)
+	p.sendMany(ctx, 50, 4, []string{"a"}, 2)
+	c.WaitConverged(10 * time.Second)
+	checkAcked(t, c, p.acks())
+}
+
+func TestLeadershipTransfer(t *testing.T) {
+	c := dledgertest.New(t, dledgertest.Options{Configure: fastConfig})
+	l := c.WaitLeader(5 * time.Second)
+	p, stop := background(t, c, 4)
+	defer stop()
+	ev, unsub := c.Node(l).SubscribeLeader()
+	defer unsub()
+	target := (l + 1) % 3
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	if err := c.Node(l).TransferLeadership(ctx, c.Member(target).ID); err != nil {
+		t.Fatal(err)
+	}
+	if got := c.WaitLeader(5 * time.Second); got != target {
+		t.Fatalf("leader n%d, want n%d", got, target)
+	}
+	select {
+	case e := <-ev:
+		if e.IsLeader {
+			t.Errorf("old leader's event says it is leader: %+v", e)
+		}
+	case <-ctx.Done():
+		t.Error("no leader event on the old leader")
+	}
+	if err := c.Node(target).TransferLeadership(ctx, ""); err != nil {
+		t.Fatal(err)
+	}
+	c.Eventually(5*time.Second, func() error {
+		if c.Node(target).IsLeader() {
+			return errors.New("still leader")
+		}
+		return nil
+	})
+	if err := c.Node(c.WaitLeader(5*time.Second)).TransferLeadership(ctx, "nope"); !errors.Is(err, dledger.ErrUnknownServer) {
+		t.Errorf("transfer to unknown: %v", err)
+	}
+	before := len(p.acks())
+	c.Eventually(5*time.Second, func() error {
+		if len(p.acks()) < before+50 {
+			return errors.New("waiting for traffic after transfers")
+		}
+		return nil
+	})
+	stop()
+	c.WaitConverged(10 * time.Second)
+	checkAcked(t, c, p.acks())
+	checkQueuesIdentical(t, c)
+}
+
+func TestAddRemoveVoterUnderLoad(t *testing.T) {
+	c := dledgertest.New(t, dledgertest.Options{Configure: fastConfig})
+	c.WaitLeader(5 * time.Second)
+	p, stop := background(t, c, 4)
+	defer stop()
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	nw := c.AddMember()
+	l := c.Node(c.WaitLeader(5 * time.Second))
+	if err := l.AddVoter(ctx, c.Member(nw).ID, c.Member(nw).Addr); err != nil {
+		t.Fatal(err)
+	}
+	members, err := l.Members()
+	if err != nil || len(members) != 4 {
+		t.Fatalf("members %v, %v", members, err)
+	}
+	// Remove a follower that is not the new node.
+	var victim int
+	for _, i := range c.Live() {
+		if i != nw && !c.Node(i).IsLeader() {
+			victim = i
+			break
+		}
+	}
+	l = c.Node(c.WaitLeader(5 * time.Second))
+	if err := l.RemoveServer(ctx, c.Member(victim).ID); err != nil {
+		t.Fatal(err)
+	}
+	c.Eventually(5*time.Second, func() error {
+		m, err := c.Node(c.WaitLeader(5 * time.Second)).Members()
+		if err != nil || len(m) != 3 {
+			return errors.New("membership not yet 3")
+		}
+		return nil
+	})
+	c.Kill(victim)
+	before := len(p.acks())
+	c.Eventually(5*time.Second, func() error {
+		if len(p.acks()) < before+50 {
+			return errors.New("waiting for traffic after membership change")
+		}
+		return nil
+	})
+	stop()
+	c.WaitConverged(10 * time.Second)
+	checkAcked(t, c, p.acks())
+	checkQueuesIdentical(t, c)
+}
