@@ -414,3 +414,44 @@ func TestLanguageCodes(t *testing.T) {
 		t.Error("unknown languages must map to OTHER")
 	}
 }
+
+func TestJSONFastPath(t *testing.T) {
+	send := readFixture(t, "SEND_MESSAGE.frame")
+	tests := []struct {
+		name   string
+		header string
+		fast   bool
+	}{
+		{"official client send", string(send[8 : 8+int(binary.BigEndian.Uint32(send[4:])&maxHeaderLen)]), true},
+		{"ours", string(appendJSONHeader(nil, &Command{Code: 5, Remark: "é\n\x01<", ExtFields: map[string]string{"a": "\u2028"}})), true},
+		{"java with extra string field", `{"code":0,"extFields":{"a":"1"},"flag":1,"language":"JAVA","opaque":9,"remark":"x","serializeTypeCurrentRPC":"JSON","version":395}`, true},
+		{"escaped key", `{"co\u0064e":7}`, true},
+		{"null remark", `{"code":0,"remark":null}`, false},
+		{"number in ext", `{"extFields":{"a":1}}`, false},
+		{"surrogate pair", `{"remark":"\ud83d\ude00"}`, false},
+		{"invalid utf8", "{\"remark\":\"\xff\"}", false},
+		{"case-folded key", `{"CODE":7}`, false},
+		{"kelvin key", "{\"remar\u212a\":\"x\"}", false},
+		{"float", `{"code":1.0}`, false},
+		{"leading zero", `{"code":01}`, false},
+		{"overflow", `{"code":32768}`, false},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			fast, ok := decodeJSONHeaderFast([]byte(tt.header))
+			if ok != tt.fast {
+				t.Fatalf("fast path ok = %v, want %v", ok, tt.fast)
+			}
+			slow, err := decodeJSONHeaderSlow([]byte(tt.header))
+			if ok {
+				if err != nil {
+					t.Fatalf("slow path rejects what fast accepted: %v", err)
+				}
+				assertSameCommand(t, fast, slow)
+			}
+			if got, err := decodeJSONHeader([]byte(tt.header)); err == nil && slow != nil {
+				assertSameCommand(t, got, slow)
+			}
+		})
+	}
+}

@@ -70,7 +70,16 @@ func FuzzDecodeJSONHeader(f *testing.F) {
 	f.Add([]byte(`{`))
 	f.Add([]byte(``))
 	f.Add([]byte(`null`))
+	f.Add([]byte(`{"code":1,"remarK":"kelvin","extFields":{"p":"a\u0001b\/c\"d"},"extFields":{"q":"2"}}`))
+	f.Add([]byte(` { "code" : -0 , "language" : "GO" , "serializeTypeCurrentRPC" : "JSON" } `))
 	f.Fuzz(func(t *testing.T, header []byte) {
+		if fast, ok := decodeJSONHeaderFast(header); ok {
+			slow, err := decodeJSONHeaderSlow(header)
+			if err != nil {
+				t.Fatalf("fast path accepted %q, encoding/json rejects it: %v", header, err)
+			}
+			assertSameCommand(t, fast, slow)
+		}
 		cmd, err := decodeJSONHeader(header)
 		if err != nil {
 			if !errors.Is(err, ErrBadHeader) {

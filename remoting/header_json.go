@@ -129,10 +129,20 @@ type liberalJSONHeader struct {
 	ExtFields map[string]json.RawMessage `json:"extFields"`
 }
 
-// decodeJSONHeader decodes strictly typed headers on the fast path and falls
-// back to accepting numbers and booleans in extFields (as their JSON text):
-// we only ever write strings, but a peer's serializer may not.
+// decodeJSONHeader tries the reflection-free parser first, then
+// encoding/json with strictly typed fields, then accepts numbers and
+// booleans in extFields (as their JSON text): we only ever write strings,
+// but a peer's serializer may not.
 func decodeJSONHeader(data []byte) (*Command, error) {
+	if c, ok := decodeJSONHeaderFast(data); ok {
+		return c, nil
+	}
+	return decodeJSONHeaderSlow(data)
+}
+
+// decodeJSONHeaderSlow is the encoding/json path, the reference for the
+// fast one.
+func decodeJSONHeaderSlow(data []byte) (*Command, error) {
 	trimmed := bytes.TrimLeft(data, " \t\r\n")
 	if len(trimmed) == 0 || trimmed[0] != '{' {
 		return nil, fmt.Errorf("%w: JSON header is not an object", ErrBadHeader)
