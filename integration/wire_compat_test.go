@@ -152,7 +152,6 @@ func TestOfficialClientAgainstRemotingServer(t *testing.T) {
 // fakeBroker answers the few codes a producer needs.
 type fakeBroker struct {
 	addr      string
-	mu        sync.Mutex
 	sends     chan *remoting.Command
 	heartbeat chan *remoting.Command
 }
