@@ -33,6 +33,7 @@ func App(out, errOut io.Writer) *ucli.App {
 		},
 		Commands: []*ucli.Command{
 			versionCommand(),
+			namesrvCommand(),
 		},
 	}
 }

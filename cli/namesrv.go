@@ -1,0 +1,73 @@
+package cli
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"os/signal"
+	"syscall"
+	"time"
+
+	"github.com/hashicorp/go-hclog"
+	ucli "github.com/urfave/cli/v2"
+
+	"github.com/raftmq/raftmq/namesrv"
+)
+
+func logLevelFlag() *ucli.StringFlag {
+	return &ucli.StringFlag{Name: "log-level", Value: "info", Usage: "trace, debug, info, warn or error", EnvVars: []string{"RAFTMQ_LOG_LEVEL"}}
+}
+
+func newLogger(c *ucli.Context, name string) hclog.Logger {
+	return hclog.New(&hclog.LoggerOptions{
+		Name:   name,
+		Level:  hclog.LevelFromString(c.String("log-level")),
+		Output: c.App.ErrWriter,
+	})
+}
+
+// signalContext is cancelled on SIGINT or SIGTERM.
+func signalContext(parent context.Context) (context.Context, context.CancelFunc) {
+	return signal.NotifyContext(parent, os.Interrupt, syscall.SIGTERM)
+}
+
+func namesrvCommand() *ucli.Command {
+	def := namesrv.DefaultConfig()
+	return &ucli.Command{
+		Name:  "namesrv",
+		Usage: "run a name server",
+		Flags: []ucli.Flag{
+			&ucli.StringFlag{Name: "listen", Value: def.Addr, Usage: "listen address", EnvVars: []string{"RAFTMQ_NAMESRV_LISTEN"}},
+			&ucli.DurationFlag{Name: "broker-timeout", Value: def.BrokerTimeout, Usage: "evict brokers silent for this long"},
+			&ucli.DurationFlag{Name: "scan-interval", Value: def.ScanInterval, Usage: "how often to look for silent brokers"},
+			logLevelFlag(),
+		},
+		Action: func(c *ucli.Context) error {
+			cfg := namesrv.DefaultConfig()
+			cfg.Addr = c.String("listen")
+			cfg.BrokerTimeout = c.Duration("broker-timeout")
+			cfg.ScanInterval = c.Duration("scan-interval")
+			cfg.Logger = newLogger(c, "raftmq")
+			s, err := namesrv.New(cfg)
+			if err != nil {
+				return err
+			}
+			ctx, stop := signalContext(c.Context)
+			defer stop()
+			errc := make(chan error, 1)
+			go func() { errc <- s.ListenAndServe() }()
+			select {
+			case err := <-errc:
+				return err
+			case <-ctx.Done():
+			}
+			sctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+			defer cancel()
+			if err := s.Shutdown(sctx); err != nil {
+				return fmt.Errorf("namesrv: shutdown: %w", err)
+			}
+			<-errc
+			return nil
+		},
+	}
+}
