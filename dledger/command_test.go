@@ -138,7 +138,7 @@ func TestConfigValidateReportsAll(t *testing.T) {
 	if err == nil {
 		t.Fatal("empty config validated")
 	}
-	for _, want := range []string{"NodeID", "RaftAddr", "DataDir", "LogStore", "MaxInflight", "listed twice", "does not include"} {
+	for _, want := range []string{"NodeID", "RaftAddr", "DataDir", "MaxInflight", "listed twice", "does not include"} {
 		if !bytes.Contains([]byte(err.Error()), []byte(want)) {
 			t.Errorf("error lacks %q: %v", want, err)
 		}

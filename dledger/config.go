@@ -8,6 +8,8 @@ import (
 
 	"github.com/hashicorp/go-hclog"
 	"github.com/hashicorp/raft"
+
+	"github.com/raftmq/raftmq/commitlog"
 )
 
 // Peer is one voting member of the group.
@@ -33,9 +35,15 @@ type Config struct {
 	// snapshots.
 	DataDir string
 
-	// LogStore is the raft log. nil builds the commitlog in DataDir once
-	// that package exists; until then it is required.
+	// LogStore is the raft log. nil opens the commitlog in
+	// DataDir/commitlog (configured by CommitLog), which is what a broker
+	// runs; tests may pass raft's InmemStore.
 	LogStore raft.LogStore
+	// CommitLog configures the default log store; nil means
+	// commitlog.DefaultConfig() (SYNC_FLUSH). Dir defaults to
+	// DataDir/commitlog; Span and Retention.Floor are always set by the
+	// node (SpanFunc, and the last snapshot index so raft can replay).
+	CommitLog *commitlog.Config
 	// StableStore overrides the raft-boltdb store in DataDir (tests).
 	StableStore raft.StableStore
 	// SnapshotStore overrides the file snapshot store in DataDir (tests).
@@ -128,11 +136,11 @@ func (c *Config) Validate() error {
 			bad("RaftAddr %q: %v", c.RaftAddr, err)
 		}
 	}
-	if c.DataDir == "" && (c.StableStore == nil || c.SnapshotStore == nil) {
+	if c.DataDir == "" && (c.StableStore == nil || c.SnapshotStore == nil || c.LogStore == nil) {
 		bad("DataDir is empty")
 	}
-	if c.LogStore == nil {
-		bad("LogStore is nil (the commitlog default is not wired yet)")
+	if c.LogStore == nil && c.CommitLog != nil && c.CommitLog.Dir == "" && c.DataDir == "" {
+		bad("CommitLog.Dir and DataDir are empty")
 	}
 	errs = append(errs, c.validatePeers()...)
 	errs = append(errs, c.validateTunables()...)

@@ -9,6 +9,7 @@ import (
 
 	"github.com/raftmq/raftmq/dledger"
 	"github.com/raftmq/raftmq/dledger/dledgertest"
+	"github.com/raftmq/raftmq/message"
 )
 
 // background keeps sending until stop is called, then returns the acks.
@@ -181,32 +182,55 @@ func TestRestartAllFromDisk(t *testing.T) {
 	checkQueuesIdentical(t, c)
 }
 
+// TestSnapshotInstallForLaggingNode deletes the log a stopped follower
+// needs by commitlog retention (as in production: retention, not raft,
+// deletes old segments), so it must catch up by snapshot + log.
 func TestSnapshotInstallForLaggingNode(t *testing.T) {
 	c := dledgertest.New(t, dledgertest.Options{Configure: func(i int, cfg *dledger.Config) {
 		fastConfig(i, cfg)
 		cfg.TrailingLogs = 5
 		cfg.SnapshotThreshold = 1 << 30 // only explicit snapshots
+		cfg.CommitLog.SegmentSize = 16 << 10
+		cfg.CommitLog.Retention.FileReservedTime = time.Nanosecond
+		cfg.CommitLog.Retention.DiskUsage = func(string) (float64, error) { return 0.8, nil } // above warn: any hour
+		cfg.CommitLog.Retention.CheckInterval = 0
 	}})
 	l := c.WaitLeader(5 * time.Second)
 	lag := (l + 1) % 3
 	p := &proposer{t: t, c: c}
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
-	p.sendMany(ctx, 100, 4, []string{"a"}, 2)
+	big := func(n int) {
+		var wg sync.WaitGroup
+		for w := 0; w < 8; w++ {
+			wg.Add(1)
+			go func(w int) {
+				defer wg.Done()
+				for i := 0; i < n/8; i++ {
+					p.sendOne(ctx, "a", int32(i%2), make([]byte, 512))
+				}
+			}(w)
+		}
+		wg.Wait()
+	}
+	big(80)
 	c.Kill(lag)
-	p.sendMany(ctx, 300, 8, []string{"a"}, 2)
+	big(400)
 	for _, i := range c.Live() {
 		if err := c.Node(i).SnapshotNow(); err != nil {
 			t.Fatalf("n%d snapshot: %v", i, err)
 		}
+		if _, err := c.Node(i).CommitLog().RunRetentionOnce(time.Now()); err != nil {
+			t.Fatalf("n%d retention: %v", i, err)
+		}
 	}
-	p.sendMany(ctx, 50, 4, []string{"a"}, 2)
-	first, _ := c.Member(l).Logs.FirstIndex()
-	last, _ := c.Member(lag).Logs.LastIndex()
+	big(40)
+	first, _ := c.Node(c.WaitLeader(time.Second)).LogStore().FirstIndex()
+	c.Restart(lag)
+	last, _ := c.Node(lag).LogStore().LastIndex()
 	if first <= last+1 {
 		t.Fatalf("leader still has the log the lagging node needs (first %d, lagging last %d)", first, last)
 	}
-	c.Restart(lag)
 	c.WaitConverged(15 * time.Second)
 	min, _ := c.Member(lag).Sink.Entries(dledger.QueueKey{Topic: "a", QueueID: 0})
 	if min == 0 {
@@ -214,9 +238,22 @@ func TestSnapshotInstallForLaggingNode(t *testing.T) {
 	}
 	checkAcked(t, c, p.acks())
 	checkQueuesIdentical(t, c)
-	p.sendMany(ctx, 50, 4, []string{"a"}, 2)
+	big(40)
 	c.WaitConverged(10 * time.Second)
 	checkAcked(t, c, p.acks())
+	// The installed node's commitlog serves the new messages by commit offset.
+	acks := p.acks()
+	a := acks[len(acks)-1]
+	rec, err := c.Node(lag).CommitLog().ReadMessage(nil, a.res.CommitOffset, int(a.sz))
+	if err != nil || len(rec) != int(a.sz) {
+		t.Fatalf("lagging node reads %d bytes at %d: %v", len(rec), a.res.CommitOffset, err)
+	}
+	if qo, _ := message.RecordQueueOffset(rec); qo != a.res.QueueOffset {
+		t.Errorf("stored record has queue offset %d, acknowledged %d", qo, a.res.QueueOffset)
+	}
+	if co, _ := message.RecordCommitLogOffset(rec); co != a.res.CommitOffset {
+		t.Errorf("stored record has commit offset %d, acknowledged %d", co, a.res.CommitOffset)
+	}
 }
 
 func TestLeadershipTransfer(t *testing.T) {

@@ -12,6 +12,8 @@ import (
 	"github.com/hashicorp/go-hclog"
 	"github.com/hashicorp/raft"
 	raftboltdb "github.com/hashicorp/raft-boltdb/v2"
+
+	"github.com/raftmq/raftmq/commitlog"
 )
 
 // LeaderEvent reports that this node observed a leader change.
@@ -35,6 +37,9 @@ type Node struct {
 	prop  *proposer
 
 	stable  raft.StableStore
+	logs    raft.LogStore
+	clog    *commitlog.Log // nil when Config.LogStore was given
+	snaps   raft.SnapshotStore
 	closers []func() error
 
 	obsCh    chan raft.Observation
@@ -78,6 +83,9 @@ func (n *Node) open() error {
 	if err != nil {
 		return err
 	}
+	if err := n.openLog(); err != nil {
+		return err
+	}
 	if err := n.openTransport(); err != nil {
 		return err
 	}
@@ -86,7 +94,7 @@ func (n *Node) open() error {
 	if err := n.bootstrap(rc, stable, snaps); err != nil {
 		return err
 	}
-	r, err := raft.NewRaft(rc, n.fsm, cfg.LogStore, stable, snaps, n.trans)
+	r, err := raft.NewRaft(rc, n.fsm, n.logs, stable, snaps, n.trans)
 	if err != nil {
 		return fmt.Errorf("dledger: start raft: %w", err)
 	}
@@ -117,8 +125,53 @@ func (n *Node) openStores() (raft.StableStore, raft.SnapshotStore, error) {
 		}
 		snaps = fs
 	}
+	n.snaps = snaps
 	return stable, snaps, nil
 }
+
+// openLog opens the commitlog unless a LogStore was given.
+func (n *Node) openLog() error {
+	if n.cfg.LogStore != nil {
+		n.logs = n.cfg.LogStore
+		return nil
+	}
+	cc := commitlog.DefaultConfig()
+	if n.cfg.CommitLog != nil {
+		cc = *n.cfg.CommitLog
+	}
+	if cc.Dir == "" {
+		cc.Dir = filepath.Join(n.cfg.DataDir, "commitlog")
+	}
+	cc.Span = SpanFunc
+	cc.Retention.Floor = n.snapshotFloor
+	if cc.Logger == nil {
+		cc.Logger = n.log
+	}
+	l, err := commitlog.Open(cc)
+	if err != nil {
+		return fmt.Errorf("dledger: open commitlog: %w", err)
+	}
+	n.clog, n.logs = l, l
+	n.closers = append(n.closers, l.Close)
+	return nil
+}
+
+// snapshotFloor is the commitlog's retention floor: the newest snapshot's
+// index. Entries above it are what raft replays after a restart.
+func (n *Node) snapshotFloor() uint64 {
+	metas, err := n.snaps.List()
+	if err != nil || len(metas) == 0 {
+		return 0
+	}
+	return metas[0].Index
+}
+
+// CommitLog returns the commitlog the node opened, nil when Config.LogStore
+// was given. The broker reads messages from it.
+func (n *Node) CommitLog() *commitlog.Log { return n.clog }
+
+// LogStore returns the raft log store in use.
+func (n *Node) LogStore() raft.LogStore { return n.logs }
 
 func (n *Node) openTransport() error {
 	cfg := &n.cfg
@@ -146,7 +199,7 @@ func (n *Node) bootstrap(rc *raft.Config, stable raft.StableStore, snaps raft.Sn
 	if len(n.cfg.Peers) == 0 {
 		return nil
 	}
-	has, err := raft.HasExistingState(n.cfg.LogStore, stable, snaps)
+	has, err := raft.HasExistingState(n.logs, stable, snaps)
 	if err != nil || has {
 		return err
 	}
@@ -161,7 +214,7 @@ func (n *Node) bootstrap(rc *raft.Config, stable raft.StableStore, snaps raft.Sn
 		conf.Servers = append(conf.Servers, raft.Server{Suffrage: raft.Voter, ID: raft.ServerID(p.ID), Address: raft.ServerAddress(addr)})
 	}
 	n.log.Info("bootstrapping group", "servers", len(conf.Servers))
-	return raft.BootstrapCluster(rc, n.cfg.LogStore, stable, snaps, n.trans, conf)
+	return raft.BootstrapCluster(rc, n.logs, stable, snaps, n.trans, conf)
 }
 
 // startObserver forwards raft's leader observations to the proposer (a new

@@ -17,6 +17,7 @@ import (
 	"github.com/hashicorp/go-hclog"
 	"github.com/hashicorp/raft"
 
+	"github.com/raftmq/raftmq/commitlog"
 	"github.com/raftmq/raftmq/dledger"
 )
 
@@ -29,17 +30,18 @@ type Options struct {
 	TCP bool
 	// Configure, if set, adjusts each node's Config before it starts.
 	Configure func(i int, c *dledger.Config)
-	// LogStore, if set, builds node i's log store; it is called once per
-	// node and the store is reused across restarts. Default: raft's
-	// InmemStore, which survives a restart here as a disk would.
-	LogStore func(i int, dir string) raft.LogStore
+	// InmemLog uses raft's InmemStore instead of the node's commitlog; the
+	// store is kept across restarts, as a disk would be.
+	InmemLog bool
 }
 
 // Member is one node slot of the cluster; Node is nil while killed.
 type Member struct {
-	ID    string
-	Addr  string
-	Dir   string
+	ID   string
+	Addr string
+	Dir  string
+	// Logs is the InmemStore with Options.InmemLog, else nil (the node's
+	// commitlog in Dir; see Node.CommitLog).
 	Logs  raft.LogStore
 	Sink  *MemQueueSink
 	trans *raft.InmemTransport
@@ -71,9 +73,7 @@ func New(t testing.TB, opts Options) *Cluster {
 		if opts.TCP {
 			m.Addr = freePort(t)
 		}
-		if opts.LogStore != nil {
-			m.Logs = opts.LogStore(i, m.Dir)
-		} else {
+		if opts.InmemLog {
 			m.Logs = raft.NewInmemStore()
 		}
 		c.members = append(c.members, m)
@@ -136,6 +136,14 @@ func (c *Cluster) config(i int, bootstrap bool) dledger.Config {
 	cfg := dledger.DefaultConfig()
 	cfg.NodeID, cfg.DataDir, cfg.LogStore, cfg.QueueSink = m.ID, m.Dir, m.Logs, m.Sink
 	cfg.RaftAddr = m.Addr
+	if m.Logs == nil {
+		cc := commitlog.DefaultConfig()
+		// Small segments so retention tests can seal and delete some;
+		// disk usage pinned low so a full CI disk does not refuse writes.
+		cc.SegmentSize = 256 << 10
+		cc.Retention.DiskUsage = func(string) (float64, error) { return 0.1, nil }
+		cfg.CommitLog = &cc
+	}
 	cfg.Logger = c.log.With("node", m.ID)
 	if bootstrap {
 		for _, o := range c.members {
@@ -176,9 +184,7 @@ func (c *Cluster) AddMember() int {
 	if c.opts.TCP {
 		m.Addr = freePort(c.t)
 	}
-	if c.opts.LogStore != nil {
-		m.Logs = c.opts.LogStore(i, m.Dir)
-	} else {
+	if c.opts.InmemLog {
 		m.Logs = raft.NewInmemStore()
 	}
 	c.mu.Lock()
