@@ -103,6 +103,7 @@ func (l *Log) truncateFrom(min uint64) error {
 		errs = append(errs, r.close())
 	}
 	errs = append(errs, s.unmap())
+	s.forgetVerified()
 	s.sealed = false
 	s.count, s.size, s.endCO = min-s.base, e.pos, prev.end()
 	if s.count == 0 {

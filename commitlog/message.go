@@ -13,7 +13,7 @@ const defaultUseMmap = true
 
 // hit is the entry the last ReadMessage used. Pulls read a queue's
 // messages in commit offset order, so the next read is usually in the
-// same entry or the next one; verified spares re-checking its CRC.
+// same entry or the next one.
 type hit struct {
 	seg   *segment
 	index uint64
@@ -75,8 +75,9 @@ func (l *Log) searchEnd(co int64) (*segment, uint64, entry, error) {
 	}
 	s := l.segs[i]
 	var readErr error
+	scratch := make([]byte, entrySize)
 	j := sort.Search(int(s.count), func(j int) bool {
-		e, err := s.readEntry(s.base + uint64(j))
+		e, err := s.readEntryInto(s.base+uint64(j), scratch, l.useMmap)
 		if err != nil {
 			readErr = err
 			return true
@@ -89,7 +90,7 @@ func (l *Log) searchEnd(co int64) (*segment, uint64, entry, error) {
 	if j == int(s.count) {
 		return nil, 0, entry{}, fmt.Errorf("%w: %d", ErrOffsetNotFound, co)
 	}
-	e, err := s.readEntry(s.base + uint64(j))
+	e, err := s.readEntryInto(s.base+uint64(j), scratch, l.useMmap)
 	return s, s.base + uint64(j), e, err
 }
 
@@ -106,20 +107,19 @@ func (l *Log) ReadMessage(dst []byte, co int64, size int) ([]byte, error) {
 	if l.closed {
 		return dst, ErrClosed
 	}
-	h, fresh, err := l.locate(co)
+	h, err := l.locate(co)
 	if err != nil {
 		return dst, err
 	}
 	if co < h.e.commitOf || co+int64(size) > h.e.end() {
 		return dst, fmt.Errorf("%w: [%d, %d) not within one entry", ErrOffsetNotFound, co, co+int64(size))
 	}
-	at := h.e.pos + int64(h.e.msgOff) + (co - h.e.commitOf)
-	if fresh {
-		if dst, err = l.readVerified(dst, h, at, size); err != nil {
-			return dst, err
-		}
+	if l.cache.Load() != h {
 		l.cache.Store(h)
-		return dst, nil
+	}
+	at := h.e.pos + int64(h.e.msgOff) + (co - h.e.commitOf)
+	if !h.seg.isVerified(h.index) {
+		return l.readVerified(dst, h, at, size)
 	}
 	n := len(dst)
 	dst = grow(dst, size)
@@ -130,23 +130,24 @@ func (l *Log) ReadMessage(dst []byte, co int64, size int) ([]byte, error) {
 }
 
 // locate finds the entry holding co: the cached one, the one after it, or
-// by binary search. fresh means its CRC has not been checked yet.
-func (l *Log) locate(co int64) (*hit, bool, error) {
+// by binary search.
+func (l *Log) locate(co int64) (*hit, error) {
 	if h := l.cache.Load(); h != nil {
 		if co >= h.e.commitOf && co < h.e.end() {
-			return h, false, nil
+			return h, nil
 		}
 		if s := l.segFor(h.index + 1); s != nil {
-			if e, err := s.readEntry(h.index + 1); err == nil && co >= e.commitOf && co < e.end() {
-				return &hit{seg: s, index: h.index + 1, e: e}, true, nil
+			var b [entrySize]byte
+			if e, err := s.readEntryInto(h.index+1, b[:], l.useMmap); err == nil && co >= e.commitOf && co < e.end() {
+				return &hit{seg: s, index: h.index + 1, e: e}, nil
 			}
 		}
 	}
 	s, index, e, err := l.searchEnd(co)
 	if err != nil {
-		return nil, false, err
+		return nil, err
 	}
-	return &hit{seg: s, index: index, e: e}, true, nil
+	return &hit{seg: s, index: index, e: e}, nil
 }
 
 var recordPool = sync.Pool{New: func() any { b := make([]byte, 0, 64<<10); return &b }}
@@ -159,6 +160,7 @@ func (l *Log) readVerified(dst []byte, h *hit, at int64, size int) ([]byte, erro
 			if err := checkRecord(rec); err != nil {
 				return dst, fmt.Errorf("commitlog: index %d: %w", h.index, err)
 			}
+			h.seg.markVerified(h.index)
 			return append(dst, mm[at:at+int64(size)]...), nil
 		}
 	}
@@ -172,6 +174,7 @@ func (l *Log) readVerified(dst []byte, h *hit, at int64, size int) ([]byte, erro
 	if err := checkRecord(rec); err != nil {
 		return dst, fmt.Errorf("commitlog: index %d: %w", h.index, err)
 	}
+	h.seg.markVerified(h.index)
 	off := at - h.e.pos
 	return append(dst, rec[off:off+int64(size)]...), nil
 }

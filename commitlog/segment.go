@@ -38,9 +38,40 @@ type segment struct {
 
 	// The mapping of a sealed segment is made on first read and released
 	// only under Log.mu held exclusively, while no reader copies from it.
-	mmOnce sync.Once
-	mm     []byte
-	mmErr  error
+	mmOnce  sync.Once
+	mm      []byte
+	mmErr   error
+	idxOnce sync.Once
+	idxMM   []byte
+
+	// verified has a bit per entry whose record CRC ReadMessage checked,
+	// so a pull checks an entry once rather than once per message.
+	vmu      sync.Mutex
+	verified []uint64
+}
+
+func (s *segment) isVerified(i uint64) bool {
+	s.vmu.Lock()
+	defer s.vmu.Unlock()
+	w := (i - s.base) / 64
+	return w < uint64(len(s.verified)) && s.verified[w]&(1<<((i-s.base)%64)) != 0
+}
+
+func (s *segment) markVerified(i uint64) {
+	s.vmu.Lock()
+	defer s.vmu.Unlock()
+	w := int((i - s.base) / 64)
+	for len(s.verified) <= w {
+		s.verified = append(s.verified, 0)
+	}
+	s.verified[w] |= 1 << ((i - s.base) % 64)
+}
+
+// forgetVerified drops the marks; the entries from the mark on change.
+func (s *segment) forgetVerified() {
+	s.vmu.Lock()
+	defer s.vmu.Unlock()
+	s.verified = nil
 }
 
 func (s *segment) last() uint64 { return s.base + s.count - 1 }
@@ -62,11 +93,27 @@ func parseSegmentName(name string) (uint64, bool) {
 // readEntry reads the entry index record of raft index i.
 func (s *segment) readEntry(i uint64) (entry, error) {
 	var b [entrySize]byte
+	return s.readEntryInto(i, b[:], false)
+}
+
+// readEntryInto is readEntry with a caller's scratch buffer, so a binary
+// search allocates once rather than per probe. With useMmap a sealed
+// segment's index is read from its mapping.
+func (s *segment) readEntryInto(i uint64, b []byte, useMmap bool) (entry, error) {
 	off := int64(i-s.base) * entrySize
-	if _, err := s.idx.ReadAt(b[:], off); err != nil {
+	if useMmap && s.sealed {
+		if mm := s.idxMapping(); off+entrySize <= int64(len(mm)) {
+			e, err := decodeEntry(mm[off : off+entrySize])
+			if err != nil {
+				return entry{}, fmt.Errorf("entry %d in %s: %w", i, s.idx.Name(), err)
+			}
+			return e, nil
+		}
+	}
+	if _, err := s.idx.ReadAt(b[:entrySize], off); err != nil {
 		return entry{}, fmt.Errorf("commitlog: read entry index %d: %w", i, err)
 	}
-	e, err := decodeEntry(b[:])
+	e, err := decodeEntry(b[:entrySize])
 	if err != nil {
 		return entry{}, fmt.Errorf("entry %d in %s: %w", i, s.idx.Name(), err)
 	}
@@ -90,14 +137,30 @@ func (s *segment) mapping() []byte {
 	return s.mm
 }
 
-// unmap releases the mapping; the caller holds Log.mu exclusively.
+// idxMapping returns the mapping of a sealed segment's entry index, or nil.
+func (s *segment) idxMapping() []byte {
+	s.idxOnce.Do(func() {
+		if m, ok := s.idx.(vfs.Mmapper); ok && s.count > 0 {
+			mm, err := m.Mmap(0, int(s.count)*entrySize)
+			if err == nil {
+				s.idxMM = mm
+			}
+		}
+	})
+	return s.idxMM
+}
+
+// unmap releases the mappings; the caller holds Log.mu exclusively.
 func (s *segment) unmap() error {
-	var err error
-	if s.mm != nil {
-		err = vfs.Munmap(s.mm)
+	var errs []error
+	for _, m := range [][]byte{s.mm, s.idxMM} {
+		if m != nil {
+			errs = append(errs, vfs.Munmap(m))
+		}
 	}
 	s.mm, s.mmErr, s.mmOnce = nil, nil, sync.Once{}
-	return err
+	s.idxMM, s.idxOnce = nil, sync.Once{}
+	return errors.Join(errs...)
 }
 
 // readAt copies the bytes [pos, pos+len(dst)) of the segment into dst,
