@@ -55,6 +55,7 @@ func FuzzDecodeExt(f *testing.F) {
 		// compared because re-encoding would store the inflated body.
 		_, _, _ = DecodeExtOpts{VerifyCRC: true, Decompress: true, MaxBodySize: 1 << 20}.DecodeExt(b)
 		m, n, err := DecodeExt(b)
+		checkFuzzAccessors(t, b, m)
 		if err != nil {
 			if m != nil || n != 0 {
 				t.Fatalf("error %v with message %v, n %d", err, m != nil, n)
@@ -176,4 +177,22 @@ func FuzzDecodeOffsetMsgID(f *testing.F) {
 			t.Fatalf("re-encoded %q as %q", s, got)
 		}
 	})
+}
+
+// checkFuzzAccessors runs the cheap accessors on arbitrary input (they must
+// not panic) and, when the record decoded, checks they agree with it.
+func checkFuzzAccessors(t *testing.T, b []byte, m *MessageExt) {
+	topic, errTopic := RecordTopic(b)
+	tags, errTags := RecordTagsHash(b)
+	ts, errTS := RecordStoreTimestamp(b)
+	qid, errQID := RecordQueueID(b)
+	if m == nil {
+		return
+	}
+	if errTopic != nil || errTags != nil || errTS != nil || errQID != nil {
+		t.Fatalf("accessors fail on a decodable record: %v %v %v %v", errTopic, errTags, errTS, errQID)
+	}
+	if topic != m.Topic || tags != TagsHashCode(m.Tags()) || ts != m.StoreTimestamp || qid != m.QueueID {
+		t.Fatalf("accessors disagree with DecodeExt: %q %d %d %d vs %+v", topic, tags, ts, qid, m)
+	}
 }

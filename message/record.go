@@ -98,8 +98,17 @@ func RecordStoreTimestamp(rec []byte) (int64, error) {
 	return int64(binary.BigEndian.Uint64(rec[l.storeTimestamp:])), nil
 }
 
-// recordTail returns the topic and property bytes of rec, aliasing it.
+// recordTail returns the topic and property bytes of the record at the
+// start of rec, aliasing it.
 func recordTail(rec []byte) (topic, props []byte, err error) {
+	size, err := PeekTotalSize(rec)
+	if err != nil {
+		return nil, nil, err
+	}
+	if size > len(rec) {
+		return nil, nil, fmt.Errorf("%w: TOTALSIZE %d, have %d bytes", ErrTruncated, size, len(rec))
+	}
+	rec = rec[:size]
 	l, _, err := recordLayout(rec)
 	if err != nil {
 		return nil, nil, err
@@ -114,14 +123,14 @@ func recordTail(rec []byte) (topic, props []byte, err error) {
 	return rec[end-len(m.Topic) : end], props, nil
 }
 
-// RecordTopic returns TOPIC. rec must be exactly one record.
+// RecordTopic returns TOPIC of the record at the start of rec.
 func RecordTopic(rec []byte) (string, error) {
 	topic, _, err := recordTail(rec)
 	return string(topic), err
 }
 
-// RecordProperty returns the value of one property without decoding the
-// others into a map. rec must be exactly one record.
+// RecordProperty returns the value of one property of the record at the
+// start of rec without decoding the others into a map.
 func RecordProperty(rec []byte, key string) (string, bool, error) {
 	_, props, err := recordTail(rec)
 	if err != nil {

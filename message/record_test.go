@@ -112,8 +112,13 @@ func TestRecordAccessorsTruncated(t *testing.T) {
 	_, err := RecordStoreTimestamp(short)
 	errs = append(errs, err)
 	_, err = RecordTopic(rec[:len(rec)-1])
-	if !errors.Is(err, ErrCorrupt) {
-		t.Errorf("RecordTopic of a cut record: %v, want ErrCorrupt", err)
+	errs = append(errs, err)
+	if topic, err := RecordTopic(append(rec, "next record"...)); err != nil || topic != "T1" {
+		t.Errorf("RecordTopic with trailing bytes = %q, %v; want T1", topic, err)
+	}
+	bad := withUint32(rec, 84, 13) // BODYLEN past the end
+	if _, _, err := RecordProperty(bad, "TAGS"); !errors.Is(err, ErrCorrupt) {
+		t.Errorf("RecordProperty of a corrupt record: %v, want ErrCorrupt", err)
 	}
 	_, err = RecordQueueID(rec[:3])
 	errs = append(errs, err)
