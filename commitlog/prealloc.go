@@ -21,8 +21,18 @@ type preallocator struct {
 	wake   chan struct{}
 
 	mu    sync.Mutex
-	ready bool // nextName exists, synced, and nobody is writing it
+	state int // one of the file states below
 }
+
+// The states of nextName. Only the goroutine moves idle → preparing →
+// ready; only a roll moves ready → naming → idle, so the two never touch
+// the file at the same time.
+const (
+	fileIdle      = iota // absent or stale; the goroutine may (re)create it
+	filePreparing        // the goroutine is writing it
+	fileReady            // synced and preallocated, waiting for a roll
+	fileNaming           // a roll is renaming it to a segment
+)
 
 func newPreallocator(fsys vfs.FS, name string, size int64, logger hclog.Logger) *preallocator {
 	return &preallocator{fs: fsys, name: name, size: size, logger: logger, wake: make(chan struct{}, 1)}
@@ -52,27 +62,36 @@ func (p *preallocator) request() {
 	}
 }
 
-// take claims the prepared file; false means the caller creates its own.
+// take claims the prepared file for renaming; false means the caller
+// creates its own. After a true take the caller must call named.
 func (p *preallocator) take() bool {
+	return p.move(fileReady, fileNaming)
+}
+
+// named ends a take: the file is gone, the next one may be prepared.
+func (p *preallocator) named() {
+	p.move(fileNaming, fileIdle)
+	p.request()
+}
+
+func (p *preallocator) move(from, to int) bool {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	ok := p.ready
-	p.ready = false
-	return ok
+	if p.state != from {
+		return false
+	}
+	p.state = to
+	return true
 }
 
 func (p *preallocator) prepare() {
-	p.mu.Lock()
-	ready := p.ready
-	p.mu.Unlock()
-	if ready {
+	if !p.move(fileIdle, filePreparing) {
 		return
 	}
-	// A roll that found nothing ready may race with this; it never touches
-	// nextName unless ready, so the file is ours until ready is set.
 	f, err := p.fs.OpenFile(p.name, os.O_CREATE|os.O_RDWR|os.O_TRUNC, 0o644)
 	if err != nil {
 		p.logger.Warn("preallocate next segment", "error", err)
+		p.move(filePreparing, fileIdle)
 		return
 	}
 	if pa, ok := f.(vfs.Preallocator); ok {
@@ -80,9 +99,8 @@ func (p *preallocator) prepare() {
 	}
 	if err = errors.Join(err, f.Sync(), f.Close()); err != nil {
 		p.logger.Warn("preallocate next segment", "error", err)
+		p.move(filePreparing, fileIdle)
 		return
 	}
-	p.mu.Lock()
-	p.ready = true
-	p.mu.Unlock()
+	p.move(filePreparing, fileReady)
 }

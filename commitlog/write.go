@@ -172,16 +172,19 @@ func (l *Log) roll(base uint64) error {
 	s.startCO, s.endCO, s.modTime = l.endCO, l.endCO, timeNow()
 	l.segs = append(l.segs, s)
 	l.mu.Unlock()
-	l.pre.request()
 	return l.writeCheckpoint(l.currentCheckpoint())
 }
 
 // createSegment names the preallocated file (or a new one) as segment base.
 func (l *Log) createSegment(base uint64) (*segment, error) {
 	if l.pre.take() {
-		if err := l.fs.Rename(l.path(nextName), segmentName(l.cfg.Dir, base, segmentExt)); err != nil {
+		err := l.fs.Rename(l.path(nextName), segmentName(l.cfg.Dir, base, segmentExt))
+		l.pre.named()
+		if err != nil {
 			return nil, fmt.Errorf("commitlog: name preallocated segment %d: %w", base, err)
 		}
+	} else {
+		l.pre.request()
 	}
 	s, err := openSegmentFiles(l.fs, l.cfg.Dir, base, true)
 	if err != nil {
