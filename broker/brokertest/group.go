@@ -1,0 +1,262 @@
+// Package brokertest runs a real broker group in-process for tests: a name
+// server and N broker nodes on loopback TCP, each with its own data
+// directory under t.TempDir(), which can be killed and restarted.
+package brokertest
+
+import (
+	"context"
+	"fmt"
+	"net"
+	"strconv"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/hashicorp/go-hclog"
+
+	"github.com/raftmq/raftmq/broker"
+	"github.com/raftmq/raftmq/namesrv"
+	"github.com/raftmq/raftmq/remoting"
+)
+
+// Options shape a Group.
+type Options struct {
+	// Nodes is the group size (default 3).
+	Nodes int
+	// Configure, if set, adjusts each node's config before it starts.
+	Configure func(i int, c *broker.Config)
+	// LogLevel of the nodes' logs written to t.Log (default warn).
+	LogLevel hclog.Level
+}
+
+// Group is a running name server and broker group.
+type Group struct {
+	t       testing.TB
+	opts    Options
+	NSAddr  string
+	ns      *namesrv.Server
+	nsDone  chan error
+	peers   []broker.Peer
+	dirs    []string
+	mu      sync.Mutex
+	brokers []*running
+	Client  *remoting.Client
+}
+
+type running struct {
+	b    *broker.Broker
+	done chan error
+}
+
+// Start starts a group and waits for it to elect a leader.
+func Start(t testing.TB, opts Options) *Group {
+	t.Helper()
+	if opts.Nodes == 0 {
+		opts.Nodes = 3
+	}
+	if opts.LogLevel == hclog.NoLevel {
+		opts.LogLevel = hclog.Warn
+	}
+	g := &Group{t: t, opts: opts}
+	g.startNamesrv()
+	for i := 0; i < opts.Nodes; i++ {
+		g.peers = append(g.peers, broker.Peer{
+			ID:           "n" + strconv.Itoa(i+1),
+			RaftAddr:     freeAddr(t),
+			RemotingAddr: freeAddr(t),
+		})
+		g.dirs = append(g.dirs, t.TempDir())
+	}
+	g.brokers = make([]*running, opts.Nodes)
+	for i := range g.brokers {
+		g.StartNode(i)
+	}
+	cl, err := remoting.NewClient(remoting.DefaultClientConfig())
+	if err != nil {
+		t.Fatal(err)
+	}
+	g.Client = cl
+	t.Cleanup(g.Close)
+	g.WaitLeader(10 * time.Second)
+	return g
+}
+
+func freeAddr(t testing.TB) string {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	return ln.Addr().String()
+}
+
+func (g *Group) logger(name string) hclog.Logger {
+	return hclog.New(&hclog.LoggerOptions{Name: name, Level: g.opts.LogLevel, Output: testWriter{g.t}})
+}
+
+type testWriter struct{ t testing.TB }
+
+func (w testWriter) Write(p []byte) (int, error) {
+	w.t.Log(string(p))
+	return len(p), nil
+}
+
+func (g *Group) startNamesrv() {
+	cfg := namesrv.DefaultConfig()
+	cfg.Logger = g.logger("namesrv")
+	ns, err := namesrv.New(cfg)
+	if err != nil {
+		g.t.Fatal(err)
+	}
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		g.t.Fatal(err)
+	}
+	g.ns, g.NSAddr, g.nsDone = ns, ln.Addr().String(), make(chan error, 1)
+	go func() { g.nsDone <- ns.Serve(ln) }()
+}
+
+// Config returns node i's configuration (as started).
+func (g *Group) Config(i int) broker.Config {
+	c := broker.DefaultConfig()
+	c.Cluster, c.BrokerName = "test-cluster", "broker-a"
+	c.NodeID = g.peers[i].ID
+	c.Peers = g.peers
+	c.ListenAddr = g.peers[i].RemotingAddr
+	c.DataDir = g.dirs[i]
+	c.NameServers = []string{g.NSAddr}
+	c.AutoCreateTopic = true
+	c.IndexSlots, c.IndexEntries = 1024, 4096
+	c.SegmentSize = 8 << 20
+	c.Logger = g.logger(c.NodeID)
+	if g.opts.Configure != nil {
+		g.opts.Configure(i, &c)
+	}
+	return c
+}
+
+// StartNode (re)starts node i on its data directory and addresses.
+func (g *Group) StartNode(i int) {
+	g.t.Helper()
+	b, err := broker.New(g.Config(i))
+	if err != nil {
+		g.t.Fatalf("start node %d: %v", i, err)
+	}
+	var ln net.Listener
+	deadline := time.Now().Add(5 * time.Second)
+	for {
+		ln, err = net.Listen("tcp", g.peers[i].RemotingAddr)
+		if err == nil || time.Now().After(deadline) {
+			break
+		}
+		time.Sleep(20 * time.Millisecond) // the old socket may linger briefly
+	}
+	if err != nil {
+		_ = b.Shutdown(context.Background())
+		g.t.Fatalf("listen node %d: %v", i, err)
+	}
+	r := &running{b: b, done: make(chan error, 1)}
+	go func() { r.done <- b.Serve(ln) }()
+	g.mu.Lock()
+	g.brokers[i] = r
+	g.mu.Unlock()
+}
+
+// StopNode shuts node i down (gracefully, as on SIGTERM).
+func (g *Group) StopNode(i int) {
+	g.t.Helper()
+	g.mu.Lock()
+	r := g.brokers[i]
+	g.brokers[i] = nil
+	g.mu.Unlock()
+	if r == nil {
+		return
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	if err := r.b.Shutdown(ctx); err != nil {
+		g.t.Errorf("shutdown node %d: %v", i, err)
+	}
+	<-r.done
+}
+
+// Broker returns node i, nil if stopped.
+func (g *Group) Broker(i int) *broker.Broker {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	if r := g.brokers[i]; r != nil {
+		return r.b
+	}
+	return nil
+}
+
+// Addr is node i's client-facing address.
+func (g *Group) Addr(i int) string { return g.peers[i].RemotingAddr }
+
+// Len is the group size.
+func (g *Group) Len() int { return len(g.peers) }
+
+// WaitLeader waits until a running node is leader and returns its index.
+func (g *Group) WaitLeader(d time.Duration) int {
+	g.t.Helper()
+	deadline := time.Now().Add(d)
+	for {
+		for i := range g.peers {
+			if b := g.Broker(i); b != nil && b.Node().IsLeader() {
+				return i
+			}
+		}
+		if time.Now().After(deadline) {
+			g.t.Fatalf("no leader within %v", d)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+}
+
+// Invoke sends req to node i and fails the test on a transport error.
+func (g *Group) Invoke(i int, req *remoting.Command) *remoting.Command {
+	g.t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	resp, err := g.Client.Invoke(ctx, g.Addr(i), req)
+	if err != nil {
+		g.t.Fatalf("invoke %s on node %d: %v", remoting.CodeName(req.Code), i, err)
+	}
+	return resp
+}
+
+// Eventually retries cond until it returns nil or d passes.
+func (g *Group) Eventually(d time.Duration, cond func() error) {
+	g.t.Helper()
+	deadline := time.Now().Add(d)
+	for {
+		err := cond()
+		if err == nil {
+			return
+		}
+		if time.Now().After(deadline) {
+			g.t.Fatalf("condition not met within %v: %v", d, err)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+}
+
+// Close stops every node and the name server.
+func (g *Group) Close() {
+	if g.Client != nil {
+		g.Client.Close()
+	}
+	for i := range g.brokers {
+		g.StopNode(i)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	if err := g.ns.Shutdown(ctx); err != nil {
+		g.t.Errorf("namesrv shutdown: %v", err)
+	}
+	<-g.nsDone
+}
+
+// String describes the group for failure messages.
+func (g *Group) String() string { return fmt.Sprintf("group %v, namesrv %s", g.peers, g.NSAddr) }

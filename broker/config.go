@@ -1,0 +1,168 @@
+package broker
+
+import (
+	"errors"
+	"fmt"
+	"net"
+	"strings"
+	"time"
+
+	"github.com/hashicorp/go-hclog"
+
+	"github.com/raftmq/raftmq/commitlog"
+	"github.com/raftmq/raftmq/dledger"
+	"github.com/raftmq/raftmq/remoting"
+)
+
+// Peer is one node of the broker group: its raft identity and the two
+// addresses other nodes and clients reach it on.
+type Peer struct {
+	ID           string
+	RaftAddr     string
+	RemotingAddr string
+}
+
+// ParsePeer parses "id/raftHost:port/remotingHost:port".
+func ParsePeer(s string) (Peer, error) {
+	parts := strings.Split(s, "/")
+	if len(parts) != 3 || parts[0] == "" {
+		return Peer{}, fmt.Errorf("broker: peer %q: want id/raftAddr/remotingAddr", s)
+	}
+	for _, a := range parts[1:] {
+		if _, _, err := net.SplitHostPort(a); err != nil {
+			return Peer{}, fmt.Errorf("broker: peer %q: %w", s, err)
+		}
+	}
+	return Peer{ID: parts[0], RaftAddr: parts[1], RemotingAddr: parts[2]}, nil
+}
+
+// String formats p as ParsePeer reads it.
+func (p Peer) String() string { return p.ID + "/" + p.RaftAddr + "/" + p.RemotingAddr }
+
+// Config configures one broker node. Start from DefaultConfig.
+type Config struct {
+	// Cluster and BrokerName name the cluster and this node's group; every
+	// node of a group has the same BrokerName.
+	Cluster    string
+	BrokerName string
+	// NodeID is this node's ID in Peers.
+	NodeID string
+	// Peers lists every node of the group, this one included.
+	Peers []Peer
+	// ListenAddr is the remoting listen address (default ":10911"); the
+	// advertised address is this node's RemotingAddr in Peers.
+	ListenAddr string
+	// RaftListen is the raft bind address; empty means this node's RaftAddr.
+	RaftListen string
+	// DataDir holds raft state, the commitlog, consumequeues and indexes.
+	DataDir string
+	// NameServers are the name servers to register with ("host:port").
+	NameServers []string
+	// RegisterInterval is how often to re-register (RocketMQ: 30 s).
+	RegisterInterval time.Duration
+
+	// FlushMode is commitlog.SyncFlush (default) or commitlog.AsyncFlush.
+	FlushMode commitlog.FlushMode
+	// SegmentSize of commitlog files (default 1 GiB).
+	SegmentSize int64
+
+	// AutoCreateTopic creates unknown topics on first send through the
+	// default topic TBW102, as RocketMQ's autoCreateTopicEnable.
+	AutoCreateTopic bool
+	// DefaultQueueNums is the queue count of auto-created topics (4),
+	// capped by what the producer asks for.
+	DefaultQueueNums int32
+	// MaxMessageSize bounds a message body (4 MiB).
+	MaxMessageSize int
+	// LongPollingEnabled holds pulls that find nothing (default true).
+	LongPollingEnabled bool
+	// ClientChannelExpiry drops clients silent for this long (120 s).
+	ClientChannelExpiry time.Duration
+	// ForwardTimeout bounds a write forwarded to the leader (3 s).
+	ForwardTimeout time.Duration
+
+	// IndexSlots and IndexEntries override the index file geometry
+	// (5,000,000 / 20,000,000); tests use small files.
+	IndexSlots, IndexEntries int
+
+	// Raft tunes the group; nil means dledger.DefaultConfig()'s timeouts.
+	Raft *dledger.Config
+	// Remoting configures the client-facing listener.
+	Remoting remoting.ServerConfig
+	// Logger is the base logger; nil discards.
+	Logger hclog.Logger
+}
+
+// DefaultConfig returns RocketMQ-like defaults. NodeID, Peers and DataDir
+// must still be set.
+func DefaultConfig() Config {
+	return Config{
+		Cluster:             "DefaultCluster",
+		BrokerName:          "broker-a",
+		ListenAddr:          ":10911",
+		RegisterInterval:    30 * time.Second,
+		FlushMode:           commitlog.SyncFlush,
+		SegmentSize:         1 << 30,
+		AutoCreateTopic:     false,
+		DefaultQueueNums:    4,
+		MaxMessageSize:      4 << 20,
+		LongPollingEnabled:  true,
+		ClientChannelExpiry: 120 * time.Second,
+		ForwardTimeout:      3 * time.Second,
+		Remoting:            remoting.DefaultServerConfig(),
+	}
+}
+
+// Validate reports every problem at once.
+func (c Config) Validate() error {
+	var errs []error
+	add := func(format string, args ...any) { errs = append(errs, fmt.Errorf("broker: "+format, args...)) }
+	if c.Cluster == "" {
+		add("Cluster is empty")
+	}
+	if c.BrokerName == "" {
+		add("BrokerName is empty")
+	}
+	if c.DataDir == "" {
+		add("DataDir is empty")
+	}
+	if c.ListenAddr == "" {
+		add("ListenAddr is empty")
+	}
+	if _, ok := c.self(); !ok {
+		add("NodeID %q is not in Peers", c.NodeID)
+	}
+	seen := map[string]bool{}
+	for _, p := range c.Peers {
+		if seen[p.ID] {
+			add("peer ID %q appears twice", p.ID)
+		}
+		seen[p.ID] = true
+	}
+	if c.RegisterInterval <= 0 {
+		add("RegisterInterval %v must be positive", c.RegisterInterval)
+	}
+	if c.DefaultQueueNums <= 0 || c.DefaultQueueNums > 1024 {
+		add("DefaultQueueNums %d out of range 1..1024", c.DefaultQueueNums)
+	}
+	if c.MaxMessageSize <= 0 {
+		add("MaxMessageSize %d must be positive", c.MaxMessageSize)
+	}
+	if c.ClientChannelExpiry <= 0 || c.ForwardTimeout <= 0 {
+		add("ClientChannelExpiry and ForwardTimeout must be positive")
+	}
+	if err := c.Remoting.Validate(); err != nil {
+		errs = append(errs, err)
+	}
+	return errors.Join(errs...)
+}
+
+// self is this node's entry in Peers.
+func (c Config) self() (Peer, bool) {
+	for _, p := range c.Peers {
+		if p.ID == c.NodeID {
+			return p, true
+		}
+	}
+	return Peer{}, false
+}

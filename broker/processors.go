@@ -1,0 +1,50 @@
+package broker
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/raftmq/raftmq/remoting"
+)
+
+// handlerFunc is the shape of every request processor.
+type handlerFunc = func(ctx context.Context, c *remoting.Conn, req *remoting.Command) *remoting.Command
+
+// registerProcessors installs one processor per request code. Each group
+// of codes lives in its own file with a behaviour comment at its top.
+func (b *Broker) registerProcessors() {
+	b.registerSend()    // send.go
+	b.registerAdmin()   // admin.go
+	b.registerPull()    // pull.go
+	b.registerOffsets() // offsets.go
+	b.registerClients() // clients.go
+}
+
+func (b *Broker) handle(code int16, h handlerFunc) { b.rs.HandleFunc(code, h) }
+
+// startBackground starts the node's periodic work once it serves.
+func (b *Broker) startBackground() {
+	b.startRegistration() // register.go
+	b.startClients()      // clients.go
+	b.every(time.Second, func() {
+		// The raft log is the durable copy; the consumequeue is flushed
+		// periodically and before every snapshot, and replay fills the rest.
+		if err := b.cq.Flush(); err != nil {
+			b.log.Error("flushing consumequeue", "error", err)
+		}
+		if err := b.index.Flush(); err != nil {
+			b.log.Error("flushing index", "error", err)
+		}
+	})
+}
+
+// errResponse answers req with code and a formatted remark.
+func errResponse(req *remoting.Command, code int16, format string, args ...any) *remoting.Command {
+	return remoting.NewResponse(req, code, fmt.Sprintf(format, args...))
+}
+
+// okResponse is an empty SUCCESS answer to req.
+func okResponse(req *remoting.Command) *remoting.Command {
+	return remoting.NewResponse(req, remoting.ResSuccess, "")
+}
