@@ -418,3 +418,26 @@ func TestServerConfigValidate(t *testing.T) {
 		t.Error("NewServer accepted an invalid config")
 	}
 }
+
+func TestListenAndServe(t *testing.T) {
+	cfg := DefaultServerConfig()
+	cfg.Logger, _ = newTestLogger(t)
+	s, err := NewServer(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s.HandleFunc(ReqSendMessage, echoHandler)
+	done := make(chan error, 1)
+	go func() { done <- s.ListenAndServe("127.0.0.1:0") }()
+	waitFor(t, "listener", func() bool { return s.Addr() != nil })
+	if _, err := newTestClient(t).Invoke(testCtx(t), s.Addr().String(), NewRequest(ReqSendMessage, nil, nil)); err != nil {
+		t.Fatal(err)
+	}
+	_ = s.Close()
+	if err := recv(t, done, "ListenAndServe"); !errors.Is(err, ErrServerClosed) {
+		t.Fatalf("ListenAndServe = %v, want ErrServerClosed", err)
+	}
+	if err := s.ListenAndServe("256.0.0.1:bad"); err == nil || errors.Is(err, ErrServerClosed) {
+		t.Fatalf("ListenAndServe on a bad address = %v", err)
+	}
+}
