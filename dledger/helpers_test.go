@@ -146,18 +146,27 @@ func (p *proposer) sendMany(ctx context.Context, total, workers int, topics []st
 // consumequeue, at its queue offset, with its commit offset and size.
 func checkAcked(t testing.TB, c *dledgertest.Cluster, acks []ack) {
 	t.Helper()
+	type held struct {
+		min     int64
+		entries []dledger.QueueEntry
+	}
 	for _, i := range c.Live() {
 		sink := c.Member(i).Sink
+		queues := map[dledger.QueueKey]held{}
 		for _, a := range acks {
-			min, es := sink.Entries(a.q)
-			idx := a.res.QueueOffset - min
+			h, ok := queues[a.q]
+			if !ok {
+				h.min, h.entries = sink.Entries(a.q)
+				queues[a.q] = h
+			}
+			idx := a.res.QueueOffset - h.min
 			if idx < 0 {
 				continue // before a snapshot this node installed
 			}
-			if idx >= int64(len(es)) {
-				t.Fatalf("n%d: acknowledged %v@%d missing (queue holds %d..%d)", i, a.q, a.res.QueueOffset, min, min+int64(len(es)))
+			if idx >= int64(len(h.entries)) {
+				t.Fatalf("n%d: acknowledged %v@%d missing (queue holds %d..%d)", i, a.q, a.res.QueueOffset, h.min, h.min+int64(len(h.entries)))
 			}
-			if e := es[idx]; e.CommitOffset != a.res.CommitOffset || e.Size != a.sz {
+			if e := h.entries[idx]; e.CommitOffset != a.res.CommitOffset || e.Size != a.sz {
 				t.Fatalf("n%d: %v@%d is %+v, acknowledged commit offset %d size %d", i, a.q, a.res.QueueOffset, e, a.res.CommitOffset, a.sz)
 			}
 		}
