@@ -140,6 +140,7 @@ func (l *Log) scanFrom(from int, ck checkpoint) error {
 // before it check out, else at the start.
 func (l *Log) scanStart(s *segment, ck checkpoint, end int64) checkpoint {
 	zero := checkpoint{segBase: s.base, index: s.base - 1, endCO: end}
+	s.count = 0 // a failed trust may have left its guess
 	if ck.segBase != s.base || ck.index < s.base {
 		return zero
 	}

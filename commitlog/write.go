@@ -55,8 +55,14 @@ func (l *Log) StoreLogs(logs []*raft.Log) error {
 		l.dirty.Store(true)
 	}
 	l.publish(act, logs, ents)
+	if cap(l.buf) > maxRetainedBuffer {
+		l.buf, l.idxBuf = nil, nil // one huge batch should not pin its buffer forever
+	}
 	return nil
 }
+
+// maxRetainedBuffer is the largest write buffer kept between batches.
+const maxRetainedBuffer = 4 << 20
 
 func (l *Log) checkContiguous(logs []*raft.Log) error {
 	next := logs[0].Index
