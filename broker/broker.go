@@ -188,6 +188,10 @@ func (b *Broker) openRemoting() error {
 // Node is the broker's raft node (admin and tests).
 func (b *Broker) Node() *dledger.Node { return b.node }
 
+// AdvertisedAddr is the client-facing address other nodes, name servers
+// and clients use (this node's RemotingAddr in Peers).
+func (b *Broker) AdvertisedAddr() string { return b.self.RemotingAddr }
+
 // Addr is the bound client-facing address once serving.
 func (b *Broker) Addr() net.Addr { return b.rs.Addr() }
 
