@@ -34,6 +34,8 @@ func App(out, errOut io.Writer) *ucli.App {
 		Commands: []*ucli.Command{
 			versionCommand(),
 			namesrvCommand(),
+			brokerCommand(),
+			devCommand(),
 		},
 	}
 }

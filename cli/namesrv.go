@@ -2,11 +2,9 @@ package cli
 
 import (
 	"context"
-	"fmt"
 	"os"
 	"os/signal"
 	"syscall"
-	"time"
 
 	"github.com/hashicorp/go-hclog"
 	ucli "github.com/urfave/cli/v2"
@@ -52,22 +50,7 @@ func namesrvCommand() *ucli.Command {
 			if err != nil {
 				return err
 			}
-			ctx, stop := signalContext(c.Context)
-			defer stop()
-			errc := make(chan error, 1)
-			go func() { errc <- s.ListenAndServe() }()
-			select {
-			case err := <-errc:
-				return err
-			case <-ctx.Done():
-			}
-			sctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-			defer cancel()
-			if err := s.Shutdown(sctx); err != nil {
-				return fmt.Errorf("namesrv: shutdown: %w", err)
-			}
-			<-errc
-			return nil
+			return serveUntilSignal(c.Context, s.ListenAndServe, s.Shutdown)
 		},
 	}
 }

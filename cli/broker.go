@@ -1,0 +1,163 @@
+package cli
+
+import (
+	"bufio"
+	"context"
+	"fmt"
+	"os"
+	"strings"
+	"time"
+
+	ucli "github.com/urfave/cli/v2"
+
+	"github.com/raftmq/raftmq/broker"
+	"github.com/raftmq/raftmq/commitlog"
+)
+
+func brokerFlags() []ucli.Flag {
+	def := broker.DefaultConfig()
+	return []ucli.Flag{
+		&ucli.StringFlag{Name: "config", Usage: "a key=value file whose keys are these flags' names (flags given on the command line win)"},
+		&ucli.StringFlag{Name: "cluster", Value: def.Cluster, Usage: "cluster name"},
+		&ucli.StringFlag{Name: "broker-name", Value: def.BrokerName, Usage: "broker group name (the same on every node of the group)"},
+		&ucli.StringFlag{Name: "node-id", Usage: "this node's ID in --peers"},
+		&ucli.StringFlag{Name: "peers", Usage: "the group's nodes, comma-separated id/raftHost:port/remotingHost:port"},
+		&ucli.StringFlag{Name: "listen", Value: def.ListenAddr, Usage: "client-facing listen address"},
+		&ucli.StringFlag{Name: "raft-listen", Usage: "raft bind address (default: this node's raft address in --peers)"},
+		&ucli.StringFlag{Name: "data", Usage: "data directory"},
+		&ucli.StringFlag{Name: "namesrv", Usage: "name servers, ';' or ',' separated host:port"},
+		&ucli.StringFlag{Name: "flush", Value: "SYNC_FLUSH", Usage: "SYNC_FLUSH (fsync before acknowledging) or ASYNC_FLUSH (loses acknowledged messages if a majority loses power)"},
+		&ucli.BoolFlag{Name: "auto-create-topic", Usage: "create unknown topics on first send (through TBW102)"},
+		&ucli.Int64Flag{Name: "segment-size", Value: def.SegmentSize, Usage: "commitlog segment size in bytes"},
+		&ucli.IntFlag{Name: "max-message-size", Value: def.MaxMessageSize, Usage: "largest accepted message body in bytes"},
+		logLevelFlag(),
+	}
+}
+
+// applyConfigFile sets every flag named in the file that was not given on
+// the command line.
+func applyConfigFile(c *ucli.Context) error {
+	path := c.String("config")
+	if path == "" {
+		return nil
+	}
+	f, err := os.Open(path)
+	if err != nil {
+		return err
+	}
+	defer f.Close()
+	sc := bufio.NewScanner(f)
+	for line := 1; sc.Scan(); line++ {
+		text := strings.TrimSpace(sc.Text())
+		if text == "" || strings.HasPrefix(text, "#") {
+			continue
+		}
+		k, v, ok := strings.Cut(text, "=")
+		if !ok {
+			return fmt.Errorf("%s:%d: want key=value", path, line)
+		}
+		k, v = strings.TrimSpace(k), strings.TrimSpace(v)
+		if c.IsSet(k) {
+			continue
+		}
+		if err := c.Set(k, v); err != nil {
+			return fmt.Errorf("%s:%d: %s: %w", path, line, k, err)
+		}
+	}
+	return sc.Err()
+}
+
+func splitList(s string) []string {
+	var out []string
+	for _, p := range strings.FieldsFunc(s, func(r rune) bool { return r == ',' || r == ';' }) {
+		if p = strings.TrimSpace(p); p != "" {
+			out = append(out, p)
+		}
+	}
+	return out
+}
+
+func parseFlushMode(s string) (commitlog.FlushMode, error) {
+	switch strings.ToUpper(s) {
+	case "SYNC_FLUSH", "SYNC":
+		return commitlog.SyncFlush, nil
+	case "ASYNC_FLUSH", "ASYNC":
+		return commitlog.AsyncFlush, nil
+	}
+	return 0, fmt.Errorf("flush mode %q: want SYNC_FLUSH or ASYNC_FLUSH", s)
+}
+
+// brokerConfig builds a broker.Config from the flags.
+func brokerConfig(c *ucli.Context) (broker.Config, error) {
+	cfg := broker.DefaultConfig()
+	if err := applyConfigFile(c); err != nil {
+		return cfg, err
+	}
+	cfg.Cluster, cfg.BrokerName = c.String("cluster"), c.String("broker-name")
+	cfg.NodeID, cfg.ListenAddr = c.String("node-id"), c.String("listen")
+	cfg.RaftListen, cfg.DataDir = c.String("raft-listen"), c.String("data")
+	cfg.NameServers = splitList(c.String("namesrv"))
+	cfg.AutoCreateTopic = c.Bool("auto-create-topic")
+	cfg.SegmentSize, cfg.MaxMessageSize = c.Int64("segment-size"), c.Int("max-message-size")
+	for _, s := range splitList(c.String("peers")) {
+		p, err := broker.ParsePeer(s)
+		if err != nil {
+			return cfg, err
+		}
+		cfg.Peers = append(cfg.Peers, p)
+	}
+	mode, err := parseFlushMode(c.String("flush"))
+	if err != nil {
+		return cfg, err
+	}
+	cfg.FlushMode = mode
+	cfg.Logger = newLogger(c, "raftmq")
+	return cfg, cfg.Validate()
+}
+
+func brokerCommand() *ucli.Command {
+	return &ucli.Command{
+		Name:  "broker",
+		Usage: "run one node of a broker group",
+		Description: "Example, node n1 of a three-node group:\n" +
+			"   raftmq broker --node-id n1 --data /var/lib/raftmq \\\n" +
+			"     --peers n1/10.0.0.1:40911/10.0.0.1:10911,n2/10.0.0.2:40911/10.0.0.2:10911,n3/10.0.0.3:40911/10.0.0.3:10911 \\\n" +
+			"     --namesrv 10.0.0.9:9876",
+		Flags: brokerFlags(),
+		Action: func(c *ucli.Context) error {
+			cfg, err := brokerConfig(c)
+			if err != nil {
+				return err
+			}
+			b, err := broker.New(cfg)
+			if err != nil {
+				return err
+			}
+			return serveUntilSignal(c.Context, b.ListenAndServe, b.Shutdown)
+		},
+	}
+}
+
+// serveUntilSignal runs serve until it fails or SIGINT/SIGTERM arrives,
+// then shuts down gracefully.
+func serveUntilSignal(parent context.Context, serve func() error, shutdown func(context.Context) error) error {
+	ctx, stop := signalContext(parent)
+	defer stop()
+	errc := make(chan error, 1)
+	go func() { errc <- serve() }()
+	select {
+	case err := <-errc:
+		sctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		defer cancel()
+		_ = shutdown(sctx)
+		return err
+	case <-ctx.Done():
+	}
+	sctx, cancel := context.WithTimeout(context.Background(), 15*time.Second)
+	defer cancel()
+	if err := shutdown(sctx); err != nil {
+		return fmt.Errorf("shutdown: %w", err)
+	}
+	<-errc
+	return nil
+}
