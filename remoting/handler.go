@@ -17,6 +17,8 @@ type Handler interface {
 	ServeRemoting(ctx context.Context, c *Conn, req *Command) *Command
 }
 
+var _ Handler = HandlerFunc(nil)
+
 // HandlerFunc adapts a function to Handler.
 type HandlerFunc func(ctx context.Context, c *Conn, req *Command) *Command
 
