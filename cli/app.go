@@ -36,6 +36,8 @@ func App(out, errOut io.Writer) *ucli.App {
 			namesrvCommand(),
 			brokerCommand(),
 			devCommand(),
+			topicCommand(),
+			clusterCommand(),
 		},
 	}
 }
