@@ -2,6 +2,7 @@ package dledger
 
 import (
 	"bytes"
+	"context"
 	"errors"
 	"reflect"
 	"testing"
@@ -157,4 +158,23 @@ func FuzzDecodeEntry(f *testing.F) {
 		_, _, _, _ = SpanFunc(&raft.Log{Type: raft.LogCommand, Data: data})
 		_, _ = decodeSnapshot(data)
 	})
+}
+
+func TestProposalValidation(t *testing.T) {
+	bad := []Command{
+		nil,
+		&PutMessagesCommand{},
+		&PutMessagesCommand{Messages: []Message{{Topic: "t", Record: []byte{0, 0, 0, 9, 1}}}},
+		&PutMessagesCommand{Messages: []Message{{Record: []byte{0, 0, 0, 4}}}},
+		&CommitOffsetsCommand{},
+	}
+	for i, c := range bad {
+		if _, err := newProposal(context.Background(), c, 1<<20); !errors.Is(err, ErrInvalidCommand) {
+			t.Errorf("case %d: %v, want ErrInvalidCommand", i, err)
+		}
+	}
+	big := &DeleteTopicCommand{Name: string(make([]byte, 100))}
+	if _, err := newProposal(context.Background(), big, 50); !errors.Is(err, ErrTooLarge) {
+		t.Errorf("oversized: %v", err)
+	}
 }

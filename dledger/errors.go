@@ -30,6 +30,7 @@ var (
 	// the outcome as unknown.
 	ErrLeadershipLost = errors.New("dledger: leadership lost, outcome unknown")
 	// ErrClosed is returned after Close or after the node stopped itself.
+	// For a proposal that was already in flight the outcome is unknown.
 	ErrClosed = errors.New("dledger: node closed")
 	// ErrTooLarge means a single command exceeds Config.MaxEntryBytes.
 	ErrTooLarge = errors.New("dledger: command too large")

@@ -122,6 +122,8 @@ func (n *Node) Propose(ctx context.Context, cmd Command) (Result, error) {
 		return pr.result, err
 	case <-ctx.Done():
 		return Result{}, ctx.Err()
+	case <-n.done:
+		return Result{}, ErrClosed
 	}
 }
 
@@ -147,11 +149,17 @@ func newProposal(ctx context.Context, cmd Command, maxBytes int) (*proposal, err
 	pr := &proposal{ctx: ctx, cmd: cmd, done: make(chan error, 1)}
 	switch c := cmd.(type) {
 	case *PutMessagesCommand:
+		if err := checkMessages(c.Messages); err != nil {
+			return nil, err
+		}
 		pr.msgs = len(c.Messages)
 		for i := range c.Messages {
 			pr.bytes += len(c.Messages[i].Record) + len(c.Messages[i].Topic) + 64
 		}
 	case *CommitOffsetsCommand:
+		if len(c.Offsets) == 0 {
+			return nil, fmt.Errorf("%w: no offsets", ErrInvalidCommand)
+		}
 		pr.msgs = len(c.Offsets)
 		pr.bytes = 64 * len(c.Offsets)
 	case nil:
@@ -168,6 +176,25 @@ func newProposal(ctx context.Context, cmd Command, maxBytes int) (*proposal, err
 		return nil, fmt.Errorf("%w: %d bytes, limit %d", ErrTooLarge, pr.bytes, maxBytes)
 	}
 	return pr, nil
+}
+
+// checkMessages rejects what would corrupt the offset arithmetic: commit
+// offsets advance by len(Record), so it must be the record's TOTALSIZE.
+func checkMessages(msgs []Message) error {
+	if len(msgs) == 0 {
+		return fmt.Errorf("%w: no messages", ErrInvalidCommand)
+	}
+	for i := range msgs {
+		m := &msgs[i]
+		if m.Topic == "" {
+			return fmt.Errorf("%w: message %d has no topic", ErrInvalidCommand, i)
+		}
+		size, err := message.PeekTotalSize(m.Record)
+		if err != nil || size != len(m.Record) {
+			return fmt.Errorf("%w: message %d: record of %d bytes, TOTALSIZE %d: %v", ErrInvalidCommand, i, len(m.Record), size, err)
+		}
+	}
+	return nil
 }
 
 // coalescable reports whether a and b may share one entry.
