@@ -37,6 +37,9 @@ type Broker struct {
 	rs     *remoting.Server
 	client *remoting.Client // to the leader (forwarding) and name servers
 
+	reg  registrar // register.go: name-server registration
+	puts putStats  // send.go: counters for runtime info
+
 	stop    chan struct{}
 	stopped sync.Once
 	wg      sync.WaitGroup
