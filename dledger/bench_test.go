@@ -30,8 +30,8 @@ func countingFS(n *atomic.Int64) vfs.FS {
 // proposers through a 3-node group over loopback TCP, commitlog in
 // SYNC_FLUSH on the test's temp dir.
 func BenchmarkReplication(b *testing.B) {
-	for _, proposers := range []int{16, 256} {
-		b.Run("proposers="+itoa(proposers), func(b *testing.B) { benchReplication(b, proposers) })
+	for _, r := range []struct{ proposers, inflight int }{{16, 4}, {256, 1}, {256, 4}, {256, 16}} {
+		b.Run("proposers="+itoa(r.proposers)+"/inflight="+itoa(r.inflight), func(b *testing.B) { benchReplication(b, r.proposers, r.inflight) })
 	}
 }
 
@@ -42,11 +42,12 @@ func itoa(n int) string {
 	return itoa(n/10) + string(rune('0'+n%10))
 }
 
-func benchReplication(b *testing.B, proposers int) {
+func benchReplication(b *testing.B, proposers, inflight int) {
 	syncs := make([]atomic.Int64, 3)
 	c := dledgertest.New(b, dledgertest.Options{TCP: true, Configure: func(i int, cfg *dledger.Config) {
 		cfg.CommitLog.FS = countingFS(&syncs[i])
 		cfg.CommitLog.SegmentSize = 256 << 20
+		cfg.MaxInflight = inflight
 	}})
 	l := c.Node(c.WaitLeader(5 * time.Second))
 	body := make([]byte, 1024-150) // record ≈ 1 KiB with the stored-layout header
