@@ -172,16 +172,18 @@ func (l *Log) scanSegment(s *segment, st checkpoint) error {
 	if s.count == 0 {
 		s.startCO = st.endCO
 	}
-	r := bufio.NewReaderSize(io.NewSectionReader(s.f, st.pos, fi.Size()-st.pos), 1<<20)
+	left := fi.Size() - st.pos
+	r := bufio.NewReaderSize(io.NewSectionReader(s.f, st.pos, left), 1<<20)
 	var ib []byte
 	var lg raft.Log
 	reason := ""
 	for {
-		rec, why := readRecord(r, s.base+s.count)
+		rec, why := readRecord(r, s.base+s.count, left)
 		if rec == nil {
 			reason = why
 			break
 		}
+		left -= int64(len(rec))
 		decodeRecord(rec, &lg)
 		e := l.span(&lg, s.size, s.endCO)
 		if s.count == 0 {
@@ -219,8 +221,10 @@ func (l *Log) rewriteIndex(s *segment, st checkpoint, ib []byte, fileSize int64)
 }
 
 // readRecord returns the next whole, CRC-checked record holding index
-// want, or nil and why it stopped ("end" for a clean end of data).
-func readRecord(r *bufio.Reader, want uint64) ([]byte, string) {
+// want, or nil and why it stopped ("end" for a clean end of data). left is
+// the number of bytes the reader still holds: a torn length beyond it is
+// rejected before anything is allocated for it.
+func readRecord(r *bufio.Reader, want uint64, left int64) ([]byte, string) {
 	hdr, err := r.Peek(frameHeaderSize)
 	if err != nil {
 		if len(hdr) == 0 {
@@ -234,6 +238,9 @@ func readRecord(r *bufio.Reader, want uint64) ([]byte, string) {
 			return nil, "end"
 		}
 		return nil, "bad length"
+	}
+	if int64(n) > left {
+		return nil, "short record"
 	}
 	rec := make([]byte, n)
 	if _, err := io.ReadFull(r, rec); err != nil {
