@@ -40,6 +40,11 @@ type Broker struct {
 	reg  registrar // register.go: name-server registration
 	puts putStats  // send.go: counters for runtime info
 
+	consumers     *consumerManager // clients.go: consumer groups on this node
+	producers     *producerManager // clients.go: producer groups on this node
+	retryCreating *flight          // clients.go: %RETRY% topic creations
+	offsetCommits *offsetCommitter // offsets_commit.go: coalesced offsets
+
 	stop    chan struct{}
 	stopped sync.Once
 	wg      sync.WaitGroup

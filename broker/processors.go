@@ -27,6 +27,7 @@ func (b *Broker) handle(code int16, h handlerFunc) { b.rs.HandleFunc(code, h) }
 func (b *Broker) startBackground() {
 	b.startRegistration() // register.go
 	b.startClients()      // clients.go
+	b.startOffsets()      // offsets.go
 	b.every(time.Second, func() {
 		// The raft log is the durable copy; the consumequeue is flushed
 		// periodically and before every snapshot, and replay fills the rest.
