@@ -1,0 +1,215 @@
+package broker
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"sort"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/raftmq/raftmq/dledger"
+	"github.com/raftmq/raftmq/remoting"
+)
+
+// Offset commit coalescing: clients report every queue's offset every 5 s,
+// oneway. Each node gathers the reports into a table keeping the newest
+// value per (group, topic, queue) and writes the table as one
+// CommitOffsetsCommand at most every offsetFlushInterval (sooner once
+// offsetFlushCount are pending). A follower sends its table to the leader
+// as one UPDATE_CONSUMER_OFFSET request marked extOffsetBatch whose body is
+// an offsetBatch (a raftmq extension); the leader proposes it and answers
+// once it is committed. A table that fails to commit is merged back under
+// any newer value and retried at the next flush.
+const (
+	offsetFlushInterval = 100 * time.Millisecond
+	offsetFlushCount    = 1024
+	// offsetMaxPerEntry bounds the offsets of one raft entry.
+	offsetMaxPerEntry = 4096
+	// offsetFinalFlush bounds the last flush at shutdown.
+	offsetFinalFlush = 2 * time.Second
+	// extOffsetBatch marks a forwarded batch of offsets (raftmq extension).
+	extOffsetBatch = "raftmqOffsetBatch"
+)
+
+// offsetBatch is the body of a forwarded batch.
+type offsetBatch struct {
+	Offsets []batchOffset `json:"offsets"`
+}
+
+type batchOffset struct {
+	Group   string `json:"group"`
+	Topic   string `json:"topic"`
+	QueueID int32  `json:"queueId"`
+	Offset  int64  `json:"offset"`
+}
+
+// offsetCommitter is the node's table of offsets waiting to be committed.
+type offsetCommitter struct {
+	b       *Broker
+	mu      sync.Mutex
+	pending map[dledger.OffsetKey]int64
+	kick    chan struct{}
+	// flushes counts the batches written or forwarded (tests, metrics).
+	flushes atomic.Int64
+	failing bool // only run's goroutine touches it
+}
+
+func newOffsetCommitter(b *Broker) *offsetCommitter {
+	return &offsetCommitter{b: b, pending: map[dledger.OffsetKey]int64{}, kick: make(chan struct{}, 1)}
+}
+
+// update records an offset to commit; it never blocks.
+func (o *offsetCommitter) update(k dledger.OffsetKey, off int64) {
+	o.mu.Lock()
+	o.pending[k] = off
+	n := len(o.pending)
+	o.mu.Unlock()
+	if n >= offsetFlushCount {
+		select {
+		case o.kick <- struct{}{}:
+		default:
+		}
+	}
+}
+
+// lookup returns an offset that is pending on this node.
+func (o *offsetCommitter) lookup(k dledger.OffsetKey) (int64, bool) {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	off, ok := o.pending[k]
+	return off, ok
+}
+
+// run flushes until stop, then once more.
+func (o *offsetCommitter) run(stop <-chan struct{}) {
+	t := time.NewTicker(offsetFlushInterval)
+	defer t.Stop()
+	for {
+		select {
+		case <-stop:
+			ctx, cancel := context.WithTimeout(context.Background(), offsetFinalFlush)
+			o.flush(ctx)
+			cancel()
+			return
+		case <-t.C:
+		case <-o.kick:
+		}
+		ctx, cancel := context.WithTimeout(context.Background(), o.b.cfg.ForwardTimeout)
+		o.flush(ctx)
+		cancel()
+	}
+}
+
+func (o *offsetCommitter) take() []dledger.ConsumerOffset {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	if len(o.pending) == 0 {
+		return nil
+	}
+	out := make([]dledger.ConsumerOffset, 0, len(o.pending))
+	for k, v := range o.pending {
+		out = append(out, dledger.ConsumerOffset{OffsetKey: k, Offset: v})
+	}
+	clear(o.pending)
+	return out
+}
+
+// requeue puts offsets that failed to commit back, unless a newer value
+// arrived meanwhile.
+func (o *offsetCommitter) requeue(offs []dledger.ConsumerOffset) {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	for _, c := range offs {
+		if _, newer := o.pending[c.OffsetKey]; !newer {
+			o.pending[c.OffsetKey] = c.Offset
+		}
+	}
+}
+
+func (o *offsetCommitter) flush(ctx context.Context) {
+	offs := o.take()
+	if len(offs) == 0 {
+		return
+	}
+	sort.Slice(offs, func(i, j int) bool { return offsetLess(offs[i].OffsetKey, offs[j].OffsetKey) })
+	for len(offs) > 0 {
+		n := min(len(offs), offsetMaxPerEntry)
+		part := offs[:n]
+		offs = offs[n:]
+		o.flushes.Add(1)
+		if err := o.commit(ctx, part); err != nil {
+			if !o.failing {
+				o.b.log.Warn("committing consumer offsets failed; retrying at each flush", "offsets", len(part), "error", err)
+			}
+			o.failing = true
+			o.requeue(part)
+			o.requeue(offs)
+			return
+		}
+		if o.failing {
+			o.b.log.Info("committing consumer offsets works again")
+			o.failing = false
+		}
+	}
+}
+
+// commit writes offs through the group: proposed here on the leader,
+// forwarded as one batch otherwise.
+func (o *offsetCommitter) commit(ctx context.Context, offs []dledger.ConsumerOffset) error {
+	b := o.b
+	if b.node.IsLeader() {
+		_, err := b.propose(ctx, &dledger.CommitOffsetsCommand{Offsets: offs})
+		var nl *dledger.NotLeaderError
+		if !errors.As(err, &nl) {
+			return err
+		}
+	}
+	batch := offsetBatch{Offsets: make([]batchOffset, len(offs))}
+	for i, c := range offs {
+		batch.Offsets[i] = batchOffset{Group: c.Group, Topic: c.Topic, QueueID: c.QueueID, Offset: c.Offset}
+	}
+	body, err := json.Marshal(batch)
+	if err != nil {
+		return err
+	}
+	req := remoting.NewRequest(remoting.ReqUpdateConsumerOffset, map[string]string{extOffsetBatch: "true"}, body)
+	resp := b.forward(ctx, req)
+	if resp.Code != remoting.ResSuccess {
+		return errors.New("leader answered " + remoting.ResponseCodeName(resp.Code) + ": " + resp.Remark)
+	}
+	return nil
+}
+
+// commitBatch is the leader's side of a forwarded batch: propose it and
+// answer when it is committed.
+func (b *Broker) commitBatch(ctx context.Context, req *remoting.Command) *remoting.Command {
+	var batch offsetBatch
+	if err := json.Unmarshal(req.Body, &batch); err != nil {
+		return errResponse(req, remoting.ResSystemError, "offset batch body is not valid JSON: %v", err)
+	}
+	if len(batch.Offsets) > offsetMaxPerEntry {
+		return errResponse(req, remoting.ResSystemError, "offset batch of %d offsets, limit %d", len(batch.Offsets), offsetMaxPerEntry)
+	}
+	offs := make([]dledger.ConsumerOffset, len(batch.Offsets))
+	for i, c := range batch.Offsets {
+		offs[i] = dledger.ConsumerOffset{OffsetKey: dledger.OffsetKey{Group: c.Group, Topic: c.Topic, QueueID: c.QueueID}, Offset: c.Offset}
+	}
+	ctx, cancel := context.WithTimeout(ctx, b.cfg.ForwardTimeout)
+	defer cancel()
+	if _, err := b.propose(ctx, &dledger.CommitOffsetsCommand{Offsets: offs}); err != nil {
+		return b.proposeFailure(ctx, req, err)
+	}
+	return okResponse(req)
+}
+
+func offsetLess(a, b dledger.OffsetKey) bool {
+	if a.Group != b.Group {
+		return a.Group < b.Group
+	}
+	if a.Topic != b.Topic {
+		return a.Topic < b.Topic
+	}
+	return a.QueueID < b.QueueID
+}
