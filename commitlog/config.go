@@ -92,7 +92,9 @@ type Config struct {
 	// FlushInterval is the background flush period in AsyncFlush. Default
 	// 500ms.
 	FlushInterval time.Duration
-	// Span locates message records inside entries; nil: none do.
+	// Span locates message records inside entries; nil: none do. Recovery
+	// calls it again for the entries it rescans, so every Open of a
+	// directory must pass the same function.
 	Span SpanFunc
 	// Retention configures segment deletion.
 	Retention RetentionConfig

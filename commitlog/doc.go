@@ -111,5 +111,7 @@
 // entry (binary search of the entry index, with the last entry cached for
 // sequential pulls) and copies the bytes out; sealed segments are read
 // through a shared read-only mmap, which is unmapped only under the log's
-// exclusive lock, while no reader copies from it.
+// exclusive lock, while no reader copies from it. The first read of an
+// entry checks the CRC of its whole record; the result is kept per segment
+// for the life of the open log, so a pull pays it once per entry.
 package commitlog
