@@ -8,8 +8,6 @@ import (
 	"testing"
 
 	"github.com/hashicorp/raft"
-
-	"github.com/raftmq/raftmq/internal/vfs"
 )
 
 const benchEntrySize = 1 << 10
@@ -129,5 +127,4 @@ func BenchmarkReadMessage(b *testing.B) {
 			})
 		}
 	}
-	_ = vfs.OS
 }

@@ -2,7 +2,11 @@ package commitlog
 
 import (
 	"errors"
+	"fmt"
 	"os"
+	"path/filepath"
+	"reflect"
+	"sync"
 	"testing"
 	"time"
 
@@ -320,4 +324,40 @@ func TestNoResurrectionAfterRepair(t *testing.T) {
 	c = mustOpen(t, testConfig(again, testDir))
 	defer closeLog(t, c)
 	checkRange(t, c, 1, last-1)
+}
+
+// TestOneWriteOneFsyncPerBatch counts file operations of StoreLogs: one
+// segment write, one index write and, in SyncFlush only, one segment fsync.
+func TestOneWriteOneFsyncPerBatch(t *testing.T) {
+	for _, mode := range []FlushMode{SyncFlush, AsyncFlush} {
+		ffs := vfs.NewFaultFS(vfs.NewMem())
+		cfg := testConfig(ffs, testDir)
+		cfg.FlushMode, cfg.FlushInterval, cfg.SegmentSize = mode, time.Hour, 1<<20
+		l := mustOpen(t, cfg)
+		storeRange(t, l, 1, 4, 4) // the first batch creates the segment
+		waitFor(t, func() bool { return l.pre.move(fileReady, fileReady) }) // preallocator quiet
+		var mu sync.Mutex
+		counts := map[string]int{}
+		ffs.Inject(vfs.InjectorFunc(func(op vfs.Op, name string, n int) (int, error) {
+			mu.Lock()
+			defer mu.Unlock()
+			counts[fmt.Sprintf("%v %s", op, filepath.Ext(name))]++
+			return n, nil
+		}))
+		storeRange(t, l, 5, 68, 64)
+		ffs.Inject(nil)
+		want := map[string]int{
+			fmt.Sprintf("%v .log", vfs.OpWrite): 1,
+			fmt.Sprintf("%v .idx", vfs.OpWrite): 1,
+		}
+		if mode == SyncFlush {
+			want[fmt.Sprintf("%v .log", vfs.OpSync)] = 1
+		}
+		mu.Lock()
+		if !reflect.DeepEqual(counts, want) {
+			t.Errorf("%v: file operations of one StoreLogs = %v, want %v", mode, counts, want)
+		}
+		mu.Unlock()
+		closeLog(t, l)
+	}
 }

@@ -29,12 +29,12 @@ func (l *Log) DeleteRange(min, max uint64) error {
 	case last == 0 || min > max:
 		return nil
 	case max >= last && min <= first:
-		return l.fail0(l.deleteAll())
+		return l.failIf(l.deleteAll())
 	case max >= last:
 		if min > last {
 			return nil
 		}
-		return l.fail0(l.truncateFrom(min))
+		return l.failIf(l.truncateFrom(min))
 	case min <= first:
 		return nil
 	default:
@@ -42,8 +42,8 @@ func (l *Log) DeleteRange(min, max uint64) error {
 	}
 }
 
-// fail0 makes a non-nil err sticky.
-func (l *Log) fail0(err error) error {
+// failIf makes a non-nil err sticky.
+func (l *Log) failIf(err error) error {
 	if err != nil {
 		return l.fail(err)
 	}
