@@ -334,7 +334,7 @@ func TestOneWriteOneFsyncPerBatch(t *testing.T) {
 		cfg := testConfig(ffs, testDir)
 		cfg.FlushMode, cfg.FlushInterval, cfg.SegmentSize = mode, time.Hour, 1<<20
 		l := mustOpen(t, cfg)
-		storeRange(t, l, 1, 4, 4) // the first batch creates the segment
+		storeRange(t, l, 1, 4, 4)                                           // the first batch creates the segment
 		waitFor(t, func() bool { return l.pre.move(fileReady, fileReady) }) // preallocator quiet
 		var mu sync.Mutex
 		counts := map[string]int{}
