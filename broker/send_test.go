@@ -16,7 +16,7 @@ import (
 )
 
 // sendExt is a SEND_MESSAGE header as the official Go client builds it.
-func sendExt(topic string, queueID int, props map[string]string) map[string]string {
+func sendHeaderExt(topic string, queueID int, props map[string]string) map[string]string {
 	return map[string]string{
 		"producerGroup": "pg", "topic": topic, "defaultTopic": broker.DefaultTopic, "defaultTopicQueueNums": "4",
 		"queueId": strconv.Itoa(queueID), "sysFlag": "0", "bornTimestamp": strconv.FormatInt(time.Now().UnixMilli(), 10),
@@ -25,12 +25,12 @@ func sendExt(topic string, queueID int, props map[string]string) map[string]stri
 	}
 }
 
-func sendReq(topic string, queueID int, props map[string]string, body []byte) *remoting.Command {
-	return remoting.NewRequest(remoting.ReqSendMessage, sendExt(topic, queueID, props), body)
+func sendMsgReq(topic string, queueID int, props map[string]string, body []byte) *remoting.Command {
+	return remoting.NewRequest(remoting.ReqSendMessage, sendHeaderExt(topic, queueID, props), body)
 }
 
 // v2 turns a V1 send header into SEND_MESSAGE_V2's one-letter keys.
-func v2(code int16, ext map[string]string, body []byte) *remoting.Command {
+func v2Req(code int16, ext map[string]string, body []byte) *remoting.Command {
 	short := map[string]string{
 		"producerGroup": "a", "topic": "b", "defaultTopic": "c", "defaultTopicQueueNums": "d", "queueId": "e",
 		"sysFlag": "f", "bornTimestamp": "g", "flag": "h", "properties": "i", "reconsumeTimes": "j",
@@ -43,24 +43,24 @@ func v2(code int16, ext map[string]string, body []byte) *remoting.Command {
 	return remoting.NewRequest(code, out, body)
 }
 
-func mustOK(t *testing.T, resp *remoting.Command, what string) {
+func mustSucceed(t *testing.T, resp *remoting.Command, what string) {
 	t.Helper()
 	if resp.Code != remoting.ResSuccess {
 		t.Fatalf("%s: code %d (%s) remark %q", what, resp.Code, remoting.ResponseCodeName(resp.Code), resp.Remark)
 	}
 }
 
-func createTopic(t *testing.T, g *brokertest.Group, node int, topic string, queues, perm int) {
+func createTopicAt(t *testing.T, g *brokertest.Group, node int, topic string, queues, perm int) {
 	t.Helper()
 	q := strconv.Itoa(queues)
 	ext := map[string]string{"topic": topic, "defaultTopic": broker.DefaultTopic, "readQueueNums": q, "writeQueueNums": q,
 		"perm": strconv.Itoa(perm), "topicFilterType": "SINGLE_TAG", "topicSysFlag": "0", "order": "false"}
-	mustOK(t, g.Invoke(node, remoting.NewRequest(remoting.ReqUpdateAndCreateTopic, ext, nil)), "create topic "+topic)
+	mustSucceed(t, g.Invoke(node, remoting.NewRequest(remoting.ReqUpdateAndCreateTopic, ext, nil)), "create topic "+topic)
 }
 
-// viewBody fetches the record behind an offsetMsgId from node i and
+// viewByID fetches the record behind an offsetMsgId from node i and
 // returns it decoded.
-func view(g *brokertest.Group, i int, msgID string) (*message.MessageExt, error) {
+func viewByID(g *brokertest.Group, i int, msgID string) (*message.MessageExt, error) {
 	_, co, err := message.DecodeOffsetMsgID(msgID)
 	if err != nil {
 		return nil, err
@@ -79,17 +79,17 @@ func view(g *brokertest.Group, i int, msgID string) (*message.MessageExt, error)
 	return m, nil
 }
 
-func follower(g *brokertest.Group, leader int) int { return (leader + 1) % g.Len() }
+func followerOf(g *brokertest.Group, leader int) int { return (leader + 1) % g.Len() }
 
 func TestSendLeaderAndFollower(t *testing.T) {
 	g := brokertest.Start(t, brokertest.Options{})
 	leader := g.WaitLeader(5 * time.Second)
-	createTopic(t, g, leader, "TopicA", 4, 6)
-	for _, node := range []int{leader, follower(g, leader)} {
+	createTopicAt(t, g, leader, "TopicA", 4, 6)
+	for _, node := range []int{leader, followerOf(g, leader)} {
 		body := []byte("hello from client to node " + strconv.Itoa(node))
 		props := map[string]string{"TAGS": "tagA", "KEYS": "k1 k2", "UNIQ_KEY": fmt.Sprintf("%032X", node+1)}
-		resp := g.Invoke(node, sendReq("TopicA", 1, props, body))
-		mustOK(t, resp, fmt.Sprintf("send to node %d", node))
+		resp := g.Invoke(node, sendMsgReq("TopicA", 1, props, body))
+		mustSucceed(t, resp, fmt.Sprintf("send to node %d", node))
 		if resp.ExtFields["queueId"] != "1" || resp.ExtFields["queueOffset"] == "" {
 			t.Fatalf("send to node %d: ext %v", node, resp.ExtFields)
 		}
@@ -98,7 +98,7 @@ func TestSendLeaderAndFollower(t *testing.T) {
 		}
 		for i := 0; i < g.Len(); i++ {
 			g.Eventually(5*time.Second, func() error {
-				m, err := view(g, i, resp.ExtFields["msgId"])
+				m, err := viewByID(g, i, resp.ExtFields["msgId"])
 				if err != nil {
 					return err
 				}
@@ -113,8 +113,8 @@ func TestSendLeaderAndFollower(t *testing.T) {
 		}
 	}
 	// Two sends to the same queue got consecutive queue offsets.
-	resp := g.Invoke(leader, sendReq("TopicA", 1, nil, []byte("third")))
-	mustOK(t, resp, "third send")
+	resp := g.Invoke(leader, sendMsgReq("TopicA", 1, nil, []byte("third")))
+	mustSucceed(t, resp, "third send")
 	if resp.ExtFields["queueOffset"] != "2" {
 		t.Fatalf("third message to queue 1 at offset %s, want 2", resp.ExtFields["queueOffset"])
 	}
@@ -123,11 +123,11 @@ func TestSendLeaderAndFollower(t *testing.T) {
 func TestSendV2AndBatch(t *testing.T) {
 	g := brokertest.Start(t, brokertest.Options{})
 	leader := g.WaitLeader(5 * time.Second)
-	createTopic(t, g, leader, "TopicB", 2, 6)
+	createTopicAt(t, g, leader, "TopicB", 2, 6)
 
-	resp := g.Invoke(leader, v2(remoting.ReqSendMessageV2, sendExt("TopicB", 0, map[string]string{"TAGS": "v2"}), []byte("v2 body")))
-	mustOK(t, resp, "V2 send")
-	m, err := view(g, leader, resp.ExtFields["msgId"])
+	resp := g.Invoke(leader, v2Req(remoting.ReqSendMessageV2, sendHeaderExt("TopicB", 0, map[string]string{"TAGS": "v2"}), []byte("v2 body")))
+	mustSucceed(t, resp, "V2 send")
+	m, err := viewByID(g, leader, resp.ExtFields["msgId"])
 	if err != nil || string(m.Body) != "v2 body" || m.Tags() != "v2" || m.QueueID != 0 {
 		t.Fatalf("V2 message: %+v, %v", m, err)
 	}
@@ -143,18 +143,18 @@ func TestSendV2AndBatch(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	ext := sendExt("TopicB", 1, nil)
+	ext := sendHeaderExt("TopicB", 1, nil)
 	ext["batch"] = "true"
-	for _, node := range []int{leader, follower(g, leader)} {
-		resp = g.Invoke(node, v2(remoting.ReqSendBatchMessage, ext, body))
-		mustOK(t, resp, "batch send")
+	for _, node := range []int{leader, followerOf(g, leader)} {
+		resp = g.Invoke(node, v2Req(remoting.ReqSendBatchMessage, ext, body))
+		mustSucceed(t, resp, "batch send")
 		ids := strings.Split(resp.ExtFields["msgId"], ",")
 		if len(ids) != 3 {
 			t.Fatalf("batch msgId %q: want 3 ids", resp.ExtFields["msgId"])
 		}
 		first, _ := strconv.ParseInt(resp.ExtFields["queueOffset"], 10, 64)
 		for i, id := range ids {
-			m, err := view(g, leader, id)
+			m, err := viewByID(g, leader, id)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -175,25 +175,25 @@ func TestSendAutoCreateThroughTBW102(t *testing.T) {
 		want      int32
 	}{
 		{leader, "AutoFour", "8", 4},             // capped by Config.DefaultQueueNums
-		{follower(g, leader), "AutoTwo", "2", 2}, // producer asked for fewer; via a follower
+		{followerOf(g, leader), "AutoTwo", "2", 2}, // producer asked for fewer; via a follower
 	} {
-		ext := sendExt(c.topic, 0, nil)
+		ext := sendHeaderExt(c.topic, 0, nil)
 		ext["defaultTopicQueueNums"] = c.askQueues
-		mustOK(t, g.Invoke(c.node, remoting.NewRequest(remoting.ReqSendMessage, ext, []byte("x"))), "auto-create send")
+		mustSucceed(t, g.Invoke(c.node, remoting.NewRequest(remoting.ReqSendMessage, ext, []byte("x"))), "auto-create send")
 		tc, ok := g.Broker(leader).Node().Metadata().Topic(c.topic)
 		if !ok || tc.WriteQueueNums != c.want || tc.ReadQueueNums != c.want || tc.Perm&broker.PermInherit != 0 || tc.Perm&broker.PermWrite == 0 {
 			t.Fatalf("auto-created %s: %+v (exists %v), want %d queues", c.topic, tc, ok, c.want)
 		}
 	}
 	// A %RETRY% topic is created with one queue even without a default topic.
-	ext := sendExt(broker.RetryTopic("g1"), 0, nil)
+	ext := sendHeaderExt(broker.RetryTopic("g1"), 0, nil)
 	ext["defaultTopic"] = ""
-	mustOK(t, g.Invoke(leader, remoting.NewRequest(remoting.ReqSendMessage, ext, []byte("r"))), "retry send")
+	mustSucceed(t, g.Invoke(leader, remoting.NewRequest(remoting.ReqSendMessage, ext, []byte("r"))), "retry send")
 	if tc, ok := g.Broker(leader).Node().Metadata().Topic(broker.RetryTopic("g1")); !ok || tc.WriteQueueNums != 1 {
 		t.Fatalf("retry topic: %+v %v", tc, ok)
 	}
 	// An unknown default topic cannot create anything.
-	ext = sendExt("NoDefault", 0, nil)
+	ext = sendHeaderExt("NoDefault", 0, nil)
 	ext["defaultTopic"] = "NotATemplate"
 	if resp := g.Invoke(leader, remoting.NewRequest(remoting.ReqSendMessage, ext, []byte("x"))); resp.Code != remoting.ResTopicNotExist {
 		t.Fatalf("unknown default topic: code %d %q", resp.Code, resp.Remark)
@@ -203,8 +203,8 @@ func TestSendAutoCreateThroughTBW102(t *testing.T) {
 func TestSendTopicNotExistWithoutAutoCreate(t *testing.T) {
 	g := brokertest.Start(t, brokertest.Options{Configure: func(_ int, c *broker.Config) { c.AutoCreateTopic = false }})
 	leader := g.WaitLeader(5 * time.Second)
-	for _, node := range []int{leader, follower(g, leader)} {
-		resp := g.Invoke(node, sendReq("Unknown", 0, nil, []byte("x")))
+	for _, node := range []int{leader, followerOf(g, leader)} {
+		resp := g.Invoke(node, sendMsgReq("Unknown", 0, nil, []byte("x")))
 		if resp.Code != remoting.ResTopicNotExist || !strings.Contains(resp.Remark, "topic[Unknown] not exist, apply first please!") {
 			t.Fatalf("node %d: code %d remark %q", node, resp.Code, resp.Remark)
 		}
@@ -216,7 +216,7 @@ func TestSendTopicNotExistWithoutAutoCreate(t *testing.T) {
 		TopicConfigTable map[string]json.RawMessage `json:"topicConfigTable"`
 	}
 	resp := g.Invoke(leader, remoting.NewRequest(remoting.ReqGetAllTopicConfig, nil, nil))
-	mustOK(t, resp, "topic config")
+	mustSucceed(t, resp, "topic config")
 	if err := json.Unmarshal(resp.Body, &w); err != nil || w.TopicConfigTable[broker.DefaultTopic] != nil {
 		t.Fatalf("TBW102 advertised with auto-create off: %s (%v)", resp.Body, err)
 	}
@@ -225,15 +225,15 @@ func TestSendTopicNotExistWithoutAutoCreate(t *testing.T) {
 func TestSendValidation(t *testing.T) {
 	g := brokertest.Start(t, brokertest.Options{Configure: func(_ int, c *broker.Config) { c.MaxMessageSize = 1024 }})
 	leader := g.WaitLeader(5 * time.Second)
-	createTopic(t, g, leader, "ReadOnly", 2, broker.PermRead)
-	createTopic(t, g, leader, "Four", 4, 6)
+	createTopicAt(t, g, leader, "ReadOnly", 2, broker.PermRead)
+	createTopicAt(t, g, leader, "Four", 4, 6)
 
 	withExt := func(topic string, f func(map[string]string)) *remoting.Command {
-		ext := sendExt(topic, 0, nil)
+		ext := sendHeaderExt(topic, 0, nil)
 		f(ext)
 		return remoting.NewRequest(remoting.ReqSendMessage, ext, []byte("x"))
 	}
-	badBatch := sendExt("Four", 0, nil)
+	badBatch := sendHeaderExt("Four", 0, nil)
 	badBatch["batch"] = "true"
 	cases := []struct {
 		name   string
@@ -241,13 +241,13 @@ func TestSendValidation(t *testing.T) {
 		code   int16
 		remark string
 	}{
-		{"illegal topic chars", sendReq("bad topic!", 0, nil, []byte("x")), remoting.ResSystemError, "illegal characters"},
-		{"topic too long", sendReq(strings.Repeat("t", 128), 0, nil, []byte("x")), remoting.ResSystemError, "longer than"},
-		{"default topic itself", sendReq(broker.DefaultTopic, 0, nil, []byte("x")), remoting.ResSystemError, "reserved"},
-		{"system topic", sendReq(broker.ScheduleTopic, 0, nil, []byte("x")), remoting.ResNoPermission, "forbidden"},
-		{"no write perm", sendReq("ReadOnly", 0, nil, []byte("x")), remoting.ResNoPermission, "forbidden"},
-		{"queue id too big", sendReq("Four", 4, nil, []byte("x")), remoting.ResSystemError, "queueId[4] is illegal"},
-		{"body too large", sendReq("Four", 0, nil, make([]byte, 1025)), remoting.ResMessageIllegal, "body 1025 bytes"},
+		{"illegal topic chars", sendMsgReq("bad topic!", 0, nil, []byte("x")), remoting.ResSystemError, "illegal characters"},
+		{"topic too long", sendMsgReq(strings.Repeat("t", 128), 0, nil, []byte("x")), remoting.ResSystemError, "longer than"},
+		{"default topic itself", sendMsgReq(broker.DefaultTopic, 0, nil, []byte("x")), remoting.ResSystemError, "reserved"},
+		{"system topic", sendMsgReq(broker.ScheduleTopic, 0, nil, []byte("x")), remoting.ResNoPermission, "forbidden"},
+		{"no write perm", sendMsgReq("ReadOnly", 0, nil, []byte("x")), remoting.ResNoPermission, "forbidden"},
+		{"queue id too big", sendMsgReq("Four", 4, nil, []byte("x")), remoting.ResSystemError, "queueId[4] is illegal"},
+		{"body too large", sendMsgReq("Four", 0, nil, make([]byte, 1025)), remoting.ResMessageIllegal, "body 1025 bytes"},
 		{"properties too long", withExt("Four", func(e map[string]string) {
 			e["properties"] = string(message.EncodeProperties(map[string]string{"big": strings.Repeat("p", 40000)}))
 		}), remoting.ResMessageIllegal, "properties"},
@@ -256,11 +256,11 @@ func TestSendValidation(t *testing.T) {
 		{"queue id not a number", withExt("Four", func(e map[string]string) { e["queueId"] = "x" }), remoting.ResSystemError, "queueId"},
 		{"no topic", withExt("Four", func(e map[string]string) { delete(e, "topic") }), remoting.ResSystemError, "topic"},
 		{"no queue id", withExt("Four", func(e map[string]string) { delete(e, "queueId") }), remoting.ResSystemError, "queueId"},
-		{"garbage batch body", v2(remoting.ReqSendBatchMessage, badBatch, []byte("not a batch")), remoting.ResMessageIllegal, "batch"},
+		{"garbage batch body", v2Req(remoting.ReqSendBatchMessage, badBatch, []byte("not a batch")), remoting.ResMessageIllegal, "batch"},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			for _, node := range []int{leader, follower(g, leader)} {
+			for _, node := range []int{leader, followerOf(g, leader)} {
 				resp := g.Invoke(node, c.req)
 				if resp.Code != c.code || !strings.Contains(resp.Remark, c.remark) {
 					t.Fatalf("node %d: code %d remark %q, want code %d with %q", node, resp.Code, resp.Remark, c.code, c.remark)
@@ -269,8 +269,8 @@ func TestSendValidation(t *testing.T) {
 		})
 	}
 	// The group still serves, and nothing was stored by the failures.
-	resp := g.Invoke(leader, sendReq("Four", -1, nil, make([]byte, 1024)))
-	mustOK(t, resp, "valid send after failures")
+	resp := g.Invoke(leader, sendMsgReq("Four", -1, nil, make([]byte, 1024)))
+	mustSucceed(t, resp, "valid send after failures")
 	if resp.ExtFields["queueOffset"] != "0" {
 		t.Fatalf("first stored message at offset %s", resp.ExtFields["queueOffset"])
 	}
