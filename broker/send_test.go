@@ -174,7 +174,7 @@ func TestSendAutoCreateThroughTBW102(t *testing.T) {
 		askQueues string
 		want      int32
 	}{
-		{leader, "AutoFour", "8", 4},             // capped by Config.DefaultQueueNums
+		{leader, "AutoFour", "8", 4},               // capped by Config.DefaultQueueNums
 		{followerOf(g, leader), "AutoTwo", "2", 2}, // producer asked for fewer; via a follower
 	} {
 		ext := sendHeaderExt(c.topic, 0, nil)
