@@ -130,8 +130,16 @@ func (b *Broker) ensureRetryTopic(ctx context.Context, group string) {
 	ctx, cancel := context.WithTimeout(ctx, retryTopicTimeout)
 	defer cancel()
 	err := b.retryCreating.do(ctx, name, func() error {
-		_, err := b.ensureTopic(ctx, tc)
-		return err
+		if _, err := b.ensureTopic(ctx, tc); err != nil {
+			return err
+		}
+		if b.node.IsLeader() {
+			// Created here: publish the route before the client asks for
+			// it. (Through a follower, the leader's UPDATE_AND_CREATE_TOPIC
+			// registered before answering.)
+			b.registerAll(ctx)
+		}
+		return nil
 	})
 	if err != nil {
 		b.log.Warn("creating retry topic failed; the next heartbeat retries", "topic", name, "error", err)
