@@ -8,6 +8,7 @@ import (
 	"net/netip"
 	"path/filepath"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/hashicorp/go-hclog"
@@ -44,6 +45,7 @@ type Broker struct {
 	producers     *producerManager // clients.go: producer groups on this node
 	retryCreating *flight          // clients.go: %RETRY% topic creations
 	offsetCommits *offsetCommitter // offsets_commit.go: coalesced offsets
+	heldPulls     atomic.Int64     // longpoll.go: pulls being held
 
 	stop    chan struct{}
 	stopped sync.Once
