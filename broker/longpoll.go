@@ -40,6 +40,8 @@ func (b *Broker) pullHeld(ctx context.Context, pr pullRequest, sub *subscription
 		}
 		if timer == nil {
 			timer = time.NewTimer(limit)
+			b.heldPulls.Add(1)
+			defer b.heldPulls.Add(-1)
 		}
 		select {
 		case <-arrived:
@@ -52,3 +54,6 @@ func (b *Broker) pullHeld(ctx context.Context, pr pullRequest, sub *subscription
 		}
 	}
 }
+
+// HeldPulls returns how many pulls this node is holding (tests, metrics).
+func (b *Broker) HeldPulls() int64 { return b.heldPulls.Load() }
