@@ -1,0 +1,141 @@
+package integration
+
+import (
+	"context"
+	"fmt"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/raftmq/raftmq/remoting"
+)
+
+// cluster is a name server and a 3-node broker group, each a raftmq
+// process on loopback.
+type cluster struct {
+	t      *testing.T
+	nsAddr string
+	ns     *proc
+	nodes  []*clusterNode
+	peers  string
+	admin  *remoting.Client
+}
+
+type clusterNode struct {
+	id, raft, addr, data string
+	p                    *proc
+}
+
+func startCluster(t *testing.T) *cluster {
+	t.Helper()
+	c := &cluster{t: t, nsAddr: "127.0.0.1:" + strconv.Itoa(freePort(t))}
+	c.ns = startProc(t, "namesrv", "--listen", c.nsAddr, "--log-level", "warn")
+	var peers []string
+	for i := 1; i <= 3; i++ {
+		n := &clusterNode{
+			id:   "n" + strconv.Itoa(i),
+			raft: "127.0.0.1:" + strconv.Itoa(freePort(t)),
+			addr: "127.0.0.1:" + strconv.Itoa(freePort(t)),
+			data: filepath.Join(t.TempDir(), "n"+strconv.Itoa(i)),
+		}
+		c.nodes = append(c.nodes, n)
+		peers = append(peers, n.id+"/"+n.raft+"/"+n.addr)
+	}
+	c.peers = strings.Join(peers, ",")
+	for i := range c.nodes {
+		c.start(i)
+	}
+	cl, err := remoting.NewClient(remoting.DefaultClientConfig())
+	if err != nil {
+		t.Fatal(err)
+	}
+	c.admin = cl
+	t.Cleanup(func() { cl.Close() })
+	c.waitLeader(20 * time.Second)
+	return c
+}
+
+// start (re)starts node i as a process on its data directory.
+func (c *cluster) start(i int) {
+	n := c.nodes[i]
+	n.p = startProc(c.t, "broker", "--cluster", "itest", "--broker-name", "broker-a", "--node-id", n.id,
+		"--peers", c.peers, "--listen", n.addr, "--data", n.data, "--namesrv", c.nsAddr,
+		"--auto-create-topic", "--segment-size", strconv.Itoa(64<<20), "--log-level", "warn")
+}
+
+// kill sends SIGKILL to node i and waits for it to die.
+func (c *cluster) kill(i int) {
+	n := c.nodes[i]
+	if err := n.p.cmd.Process.Signal(syscall.SIGKILL); err != nil {
+		c.t.Fatal(err)
+	}
+	_ = n.p.wait(c.t, 10*time.Second)
+}
+
+// runtime asks node i for its runtime table.
+func (c *cluster) runtime(i int) (map[string]string, error) {
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+	defer cancel()
+	resp, err := c.admin.Invoke(ctx, c.nodes[i].addr, remoting.NewRequest(remoting.ReqGetBrokerRuntimeInfo, nil, nil))
+	if err != nil {
+		return nil, err
+	}
+	if err := remoting.AsError(resp); err != nil {
+		return nil, err
+	}
+	return parseRuntime(resp.Body)
+}
+
+// waitLeader waits until one live node reports itself leader.
+func (c *cluster) waitLeader(d time.Duration, skip ...int) int {
+	c.t.Helper()
+	deadline := time.Now().Add(d)
+	for {
+		for i := range c.nodes {
+			if contains(skip, i) {
+				continue
+			}
+			if tab, err := c.runtime(i); err == nil && tab["raftState"] == "Leader" {
+				return i
+			}
+		}
+		if time.Now().After(deadline) {
+			c.t.Fatalf("no leader within %v", d)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+}
+
+func contains(s []int, v int) bool {
+	for _, x := range s {
+		if x == v {
+			return true
+		}
+	}
+	return false
+}
+
+// maxOffsets returns node i's max offset of each queue of topic.
+func (c *cluster) maxOffsets(i int, topic string, queues int) ([]int64, error) {
+	out := make([]int64, queues)
+	for q := 0; q < queues; q++ {
+		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+		resp, err := c.admin.Invoke(ctx, c.nodes[i].addr, remoting.NewRequest(remoting.ReqGetMaxOffset,
+			map[string]string{"topic": topic, "queueId": strconv.Itoa(q)}, nil))
+		cancel()
+		if err != nil {
+			return nil, err
+		}
+		if resp.Code != remoting.ResSuccess {
+			return nil, fmt.Errorf("GET_MAX_OFFSET %s/%d on node %d: %d %s", topic, q, i, resp.Code, resp.Remark)
+		}
+		out[q], err = strconv.ParseInt(resp.ExtFields["offset"], 10, 64)
+		if err != nil {
+			return nil, err
+		}
+	}
+	return out, nil
+}
