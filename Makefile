@@ -23,9 +23,7 @@ build:
 
 ## run: start a local cluster (name server + one 3-node group) on loopback
 run: build
-	@$(RAFTMQ) version
-	@echo "raftmq: the broker and name server are not built yet (issues 4-5);"
-	@echo "        'make run' will start 'raftmq dev' (data in $(DATA)) once they land."
+	$(RAFTMQ) dev --data $(DATA)
 
 ## test: lint, unit tests (with the race detector) and integration tests
 test: lint unit integration
