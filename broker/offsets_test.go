@@ -152,7 +152,9 @@ func TestQueueOffsets(t *testing.T) {
 		}
 		return extInt(t, resp, key)
 	}
-	q := func(queueID int) map[string]string { return map[string]string{"topic": topic, "queueId": strconv.Itoa(queueID)} }
+	q := func(queueID int) map[string]string {
+		return map[string]string{"topic": topic, "queueId": strconv.Itoa(queueID)}
+	}
 	if got := ask(remoting.ReqGetMaxOffset, q(0), "offset"); got != 4 {
 		t.Fatalf("max offset %d, want 4", got)
 	}
