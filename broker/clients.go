@@ -23,8 +23,9 @@ import (
 )
 
 // retryTopicTimeout bounds the creation of a group's %RETRY% topic while
-// a heartbeat waits for it.
-const retryTopicTimeout = 3 * time.Second
+// a heartbeat waits for it: below the clients' 3 s heartbeat timeout, so
+// the heartbeat is still answered when no leader is reachable.
+const retryTopicTimeout = 2 * time.Second
 
 // maxClientScan caps the expiry scan interval (RocketMQ scans every 10 s).
 const maxClientScan = 10 * time.Second
