@@ -28,8 +28,11 @@ run: build
 ## test: lint, unit tests (with the race detector) and integration tests
 test: lint unit integration
 
+# -p 1: packages run one at a time. Their cluster tests pick free loopback
+# ports by binding port 0 and releasing it; two packages doing that at
+# once can be handed the same port and cross-talk.
 unit:
-	$(GO) test -race -count=1 -timeout 12m ./...
+	$(GO) test -race -count=1 -p 1 -timeout 12m ./...
 
 integration:
 	cd integration && $(GO) test -count=1 -timeout 10m ./...
