@@ -30,7 +30,8 @@ const (
 	headerLen      = 4
 	// putFixedLen is the fixed part of a put entry after the header.
 	putFixedLen = 8 + 8 + 4 + 4 + 4
-	// putMetaMin is the smallest per-message metadata record.
+	// putMetaMin is the smallest per-message metadata record (the u32
+	// delay-progress count after the messages is not counted).
 	putMetaMin = 2 + 4 + 8 + 8 + 4 + 8 + 8 + 2
 )
 
@@ -76,6 +77,11 @@ type Message struct {
 // coalesced by the leader into one entry.
 type PutMessagesCommand struct {
 	Messages []Message
+	// DelayProgress, if set, advances delay-queue progress in the same
+	// entry as the messages, so a delivered delayed message and the
+	// progress past it commit together (no duplicate or loss on failover).
+	// Within a coalesced entry, later proposals win for the same queue.
+	DelayProgress []DelayProgress
 }
 
 // Type implements Command.
@@ -105,12 +111,13 @@ type putEntry struct {
 	Term              uint64
 	FirstCommitOffset int64
 	Messages          []AppliedMessage
+	Delay             []DelayProgress
 	Records           []byte
 }
 
 // encodePut writes a put entry. records is the concatenation of the
 // messages' records in order.
-func encodePut(term uint64, msgs []AppliedMessage, records [][]byte) ([]byte, error) {
+func encodePut(term uint64, msgs []AppliedMessage, delay []DelayProgress, records [][]byte) ([]byte, error) {
 	var meta encoder
 	payload := 0
 	for i := range msgs {
@@ -127,6 +134,11 @@ func encodePut(term uint64, msgs []AppliedMessage, records [][]byte) ([]byte, er
 			meta.str(k)
 		}
 		payload += len(records[i])
+	}
+	meta.count(len(delay))
+	for _, d := range delay {
+		meta.i32(d.QueueID)
+		meta.i64(d.Offset)
 	}
 	if meta.err != nil {
 		return nil, meta.err
@@ -186,6 +198,10 @@ func decodePut(d *decoder) (*putEntry, error) {
 			m.Keys = append(m.Keys, d.str())
 		}
 		sum += int(m.Size)
+	}
+	nd := d.count(12)
+	for i := 0; i < nd && d.err == nil; i++ {
+		p.Delay = append(p.Delay, DelayProgress{d.i32(), d.i64()})
 	}
 	if d.err == nil && d.off-metaStart != metaLen {
 		return nil, fmt.Errorf("%w: put metadata is %d bytes, header says %d", ErrInvalidCommand, d.off-metaStart, metaLen)

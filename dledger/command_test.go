@@ -73,7 +73,7 @@ func TestPutRoundTripAndSpan(t *testing.T) {
 		{Topic: "a", QueueID: 1, QueueOffset: 5, CommitOffset: 100, Size: 10, TagsCode: 9, StoreTimestamp: 1, Keys: []string{"k1", "k2"}},
 		{Topic: "b", QueueID: 0, QueueOffset: 0, CommitOffset: 110, Size: 7, StoreTimestamp: 2},
 	}
-	b, err := encodePut(3, msgs, recs)
+	b, err := encodePut(3, msgs, []DelayProgress{{QueueID: 4, Offset: 8}}, recs)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -82,7 +82,8 @@ func TestPutRoundTripAndSpan(t *testing.T) {
 		t.Fatal(err)
 	}
 	p := v.(*putEntry)
-	if p.Term != 3 || p.FirstCommitOffset != 100 || !reflect.DeepEqual(p.Messages, msgs) {
+	if p.Term != 3 || p.FirstCommitOffset != 100 || !reflect.DeepEqual(p.Messages, msgs) ||
+		!reflect.DeepEqual(p.Delay, []DelayProgress{{QueueID: 4, Offset: 8}}) {
 		t.Errorf("got %+v", p)
 	}
 	if want := append(append([]byte{}, recs[0]...), recs[1]...); !bytes.Equal(p.Records, want) {
@@ -147,7 +148,7 @@ func TestConfigValidateReportsAll(t *testing.T) {
 }
 
 func FuzzDecodeEntry(f *testing.F) {
-	b, _ := encodePut(1, []AppliedMessage{{Topic: "t", Size: 2, Keys: []string{"k"}}}, [][]byte{{1, 2}})
+	b, _ := encodePut(1, []AppliedMessage{{Topic: "t", Size: 2, Keys: []string{"k"}}}, nil, [][]byte{{1, 2}})
 	f.Add(b)
 	m, _ := encodeCommand(&CommitOffsetsCommand{Offsets: []ConsumerOffset{{OffsetKey{"g", "t", 1}, 2}}})
 	f.Add(m)

@@ -39,6 +39,7 @@
 //	| meta: n × { topic str, queueId i32, queueOffset i64,           |
 //	|             commitOffset i64, size i32, tagsCode i64,          |
 //	|             storeTimestamp i64, nKeys u16, nKeys × key str }   |
+//	|       then delay progress: u32 d × {queueId i32, offset i64}   |
 //	+-----------------------------------------------------------------+
 //	| payload: the n stored message records, contiguous, in order    |
 //	+-----------------------------------------------------------------+

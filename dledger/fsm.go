@@ -141,6 +141,9 @@ func (f *fsm) checkAndAdvance(index uint64, p *putEntry) error {
 	for k, v := range seen {
 		s.queueNext[k] = v
 	}
+	for _, d := range p.Delay {
+		s.delay[d.QueueID] = d.Offset
+	}
 	s.commitNext = next
 	s.applied = index
 	return nil

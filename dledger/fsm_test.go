@@ -14,7 +14,7 @@ func putLog(t *testing.T, index, logTerm, propTerm uint64, msgs ...AppliedMessag
 	for i := range msgs {
 		recs[i] = make([]byte, msgs[i].Size)
 	}
-	b, err := encodePut(propTerm, msgs, recs)
+	b, err := encodePut(propTerm, msgs, nil, recs)
 	if err != nil {
 		t.Fatal(err)
 	}

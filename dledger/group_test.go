@@ -3,6 +3,7 @@ package dledger_test
 import (
 	"context"
 	"errors"
+	"fmt"
 	"testing"
 	"time"
 
@@ -17,11 +18,18 @@ func TestElectionAndReplicationTCP(t *testing.T) {
 		if i == l {
 			continue
 		}
-		_, err := c.Node(i).Propose(context.Background(), &dledger.DeleteTopicCommand{Name: "x"})
-		var nl *dledger.NotLeaderError
-		if !errors.As(err, &nl) || nl.LeaderAddr != c.Member(l).Addr {
-			t.Fatalf("follower n%d: err %v, want NotLeaderError pointing at %s", i, err, c.Member(l).Addr)
-		}
+		// A follower learns the leader from its first append.
+		c.Eventually(5*time.Second, func() error {
+			_, err := c.Node(i).Propose(context.Background(), &dledger.DeleteTopicCommand{Name: "x"})
+			var nl *dledger.NotLeaderError
+			if !errors.As(err, &nl) {
+				t.Fatalf("follower n%d: err %v, want NotLeaderError", i, err)
+			}
+			if nl.LeaderAddr != c.Member(l).Addr || nl.LeaderID != c.Member(l).ID {
+				return fmt.Errorf("follower n%d: %v, want leader %s", i, nl, c.Member(l).Addr)
+			}
+			return nil
+		})
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
@@ -76,6 +84,14 @@ func TestMetadataCommands(t *testing.T) {
 			t.Fatalf("%v: %v", cmd.Type(), err)
 		}
 	}
+	// A delayed message delivered together with its level's progress.
+	put := &dledger.PutMessagesCommand{
+		Messages:      []dledger.Message{{Topic: "t", QueueID: 0, Record: record(t, "t", 0, []byte("due"))}},
+		DelayProgress: []dledger.DelayProgress{{QueueID: 5, Offset: 1}},
+	}
+	if _, err := l.Propose(ctx, put); err != nil {
+		t.Fatal(err)
+	}
 	c.WaitConverged(5 * time.Second)
 	for _, i := range c.Live() {
 		md := c.Node(i).Metadata()
@@ -93,6 +109,9 @@ func TestMetadataCommands(t *testing.T) {
 		}
 		if d, _ := md.DelayOffset(2); d != 9 {
 			t.Errorf("n%d: delay offset %d", i, d)
+		}
+		if d, _ := md.DelayOffset(5); d != 1 || md.QueueMaxOffset(dledger.QueueKey{Topic: "t", QueueID: 0}) != 1 {
+			t.Errorf("n%d: put with delay progress: progress %d, queue max %d", i, d, md.QueueMaxOffset(dledger.QueueKey{Topic: "t", QueueID: 0}))
 		}
 		if g, ok := md.SubscriptionGroup("g"); !ok || !g.ConsumeEnable {
 			t.Errorf("n%d: group %+v %v", i, g, ok)

@@ -378,8 +378,10 @@ func (p *proposer) buildPut(ep *epoch, batch []*proposal) ([]byte, error) {
 	queue := map[QueueKey]int64{}
 	var msgs []AppliedMessage
 	var recs [][]byte
+	var delay []DelayProgress
 	for _, pr := range batch {
 		c := pr.cmd.(*PutMessagesCommand)
+		delay = mergeDelay(delay, c.DelayProgress)
 		pr.result.Messages = make([]MessageResult, len(c.Messages))
 		for i := range c.Messages {
 			m := &c.Messages[i]
@@ -403,7 +405,7 @@ func (p *proposer) buildPut(ep *epoch, batch []*proposal) ([]byte, error) {
 			next += int64(len(m.Record))
 		}
 	}
-	data, err := encodePut(ep.term, msgs, recs)
+	data, err := encodePut(ep.term, msgs, delay, recs)
 	if err != nil {
 		return nil, err
 	}
@@ -412,6 +414,23 @@ func (p *proposer) buildPut(ep *epoch, batch []*proposal) ([]byte, error) {
 	}
 	ep.commitNext = next
 	return data, nil
+}
+
+// mergeDelay folds more into acc, later values replacing earlier ones of
+// the same queue, keeping first-seen order so the encoding is stable.
+func mergeDelay(acc, more []DelayProgress) []DelayProgress {
+	for _, d := range more {
+		found := false
+		for i := range acc {
+			if acc[i].QueueID == d.QueueID {
+				acc[i].Offset, found = d.Offset, true
+			}
+		}
+		if !found {
+			acc = append(acc, d)
+		}
+	}
+	return acc
 }
 
 // stamp writes the leader-assigned fields into a stored message record.
