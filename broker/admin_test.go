@@ -40,8 +40,7 @@ func allTopics(t *testing.T, g *brokertest.Group, node int) topicWrapper {
 }
 
 func TestAdminTopicsGroupsAndRuntime(t *testing.T) {
-	g := brokertest.Start(t, brokertest.Options{})
-	leader := g.WaitLeader(5 * time.Second)
+	g, leader := startGroup(t, brokertest.Options{})
 	fol := followerOf(g, leader)
 
 	// Create through a follower (forwarded), list on every node.
@@ -153,8 +152,7 @@ func queryReq(topic, key string, maxNum int, uniq bool) *remoting.Command {
 }
 
 func TestQueryAndViewMessage(t *testing.T) {
-	g := brokertest.Start(t, brokertest.Options{})
-	leader := g.WaitLeader(5 * time.Second)
+	g, leader := startGroup(t, brokertest.Options{})
 	createTopicAt(t, g, leader, "QTopic", 2, 6)
 	createTopicAt(t, g, leader, "Other", 2, 6)
 	// Five messages with key "order-7" (one also "order-70"), others with

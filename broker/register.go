@@ -14,6 +14,7 @@ package broker
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"slices"
 	"strconv"
 	"sync"
@@ -40,8 +41,9 @@ type registrar struct {
 	once sync.Once
 	kick chan struct{} // capacity 1: a pending "register now"
 
-	mu   sync.Mutex // serialises registration rounds, so the last wins
-	last []dledger.TopicConfig
+	mu     sync.Mutex // serialises registration rounds, so the last wins
+	last   []dledger.TopicConfig
+	closed bool // unregistered for shutdown: register no more
 }
 
 func (r *registrar) kickCh() chan struct{} {
@@ -132,6 +134,9 @@ func (b *Broker) brokerID() int {
 func (b *Broker) registerAll(ctx context.Context) {
 	b.reg.mu.Lock()
 	defer b.reg.mu.Unlock()
+	if b.reg.closed {
+		return
+	}
 	topics := b.node.Metadata().Topics()
 	req, err := b.registerRequest(topics)
 	if err != nil {
@@ -149,7 +154,11 @@ func (b *Broker) registerAll(ctx context.Context) {
 			if err == nil {
 				err = remoting.AsError(resp)
 			}
-			if err != nil {
+			switch {
+			case err == nil:
+			case errors.Is(err, context.Canceled):
+				b.log.Debug("registration cut short by shutdown", "namesrv", ns)
+			default:
 				b.log.Warn("register with name server failed", "namesrv", ns, "error", err)
 			}
 		}()
@@ -199,8 +208,11 @@ func defaultTopicConfig() dledger.TopicConfig {
 }
 
 // unregisterAll sends UNREGISTER_BROKER to every name server, concurrently,
-// best effort, bounded by ctx.
+// best effort, bounded by ctx. No registration round runs after it.
 func (b *Broker) unregisterAll(ctx context.Context) {
+	b.reg.mu.Lock()
+	defer b.reg.mu.Unlock()
+	b.reg.closed = true
 	if len(b.cfg.NameServers) == 0 {
 		return
 	}

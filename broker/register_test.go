@@ -42,10 +42,9 @@ func routeOf(g *brokertest.Group, topic string) (leader string, followers int, q
 }
 
 func TestRegistrationFollowsLeader(t *testing.T) {
-	g := brokertest.Start(t, brokertest.Options{Configure: func(_ int, c *broker.Config) {
+	g, leader := startGroup(t, brokertest.Options{Configure: func(_ int, c *broker.Config) {
 		c.RegisterInterval = time.Hour // only start, topic changes and leader changes register
 	}})
-	leader := g.WaitLeader(5 * time.Second)
 	// TBW102 is routed as soon as the group registered at start.
 	g.Eventually(5*time.Second, func() error {
 		l, _, q, err := routeOf(g, broker.DefaultTopic)

@@ -81,9 +81,25 @@ func viewByID(g *brokertest.Group, i int, msgID string) (*message.MessageExt, er
 
 func followerOf(g *brokertest.Group, leader int) int { return (leader + 1) % g.Len() }
 
-func TestSendLeaderAndFollower(t *testing.T) {
-	g := brokertest.Start(t, brokertest.Options{})
+// startGroup starts a group and waits until every node knows the leader,
+// so a follower can forward from the first request on.
+func startGroup(t *testing.T, opts brokertest.Options) (*brokertest.Group, int) {
+	t.Helper()
+	g := brokertest.Start(t, opts)
 	leader := g.WaitLeader(5 * time.Second)
+	g.Eventually(5*time.Second, func() error {
+		for i := 0; i < g.Len(); i++ {
+			if _, id := g.Broker(i).Node().Leader(); id != g.Broker(leader).Node().ID() {
+				return fmt.Errorf("node %d knows leader %q", i, id)
+			}
+		}
+		return nil
+	})
+	return g, leader
+}
+
+func TestSendLeaderAndFollower(t *testing.T) {
+	g, leader := startGroup(t, brokertest.Options{})
 	createTopicAt(t, g, leader, "TopicA", 4, 6)
 	for _, node := range []int{leader, followerOf(g, leader)} {
 		body := []byte("hello from client to node " + strconv.Itoa(node))
@@ -121,8 +137,7 @@ func TestSendLeaderAndFollower(t *testing.T) {
 }
 
 func TestSendV2AndBatch(t *testing.T) {
-	g := brokertest.Start(t, brokertest.Options{})
-	leader := g.WaitLeader(5 * time.Second)
+	g, leader := startGroup(t, brokertest.Options{})
 	createTopicAt(t, g, leader, "TopicB", 2, 6)
 
 	resp := g.Invoke(leader, v2Req(remoting.ReqSendMessageV2, sendHeaderExt("TopicB", 0, map[string]string{"TAGS": "v2"}), []byte("v2 body")))
@@ -166,8 +181,7 @@ func TestSendV2AndBatch(t *testing.T) {
 }
 
 func TestSendAutoCreateThroughTBW102(t *testing.T) {
-	g := brokertest.Start(t, brokertest.Options{})
-	leader := g.WaitLeader(5 * time.Second)
+	g, leader := startGroup(t, brokertest.Options{})
 	for _, c := range []struct {
 		node      int
 		topic     string
@@ -201,8 +215,7 @@ func TestSendAutoCreateThroughTBW102(t *testing.T) {
 }
 
 func TestSendTopicNotExistWithoutAutoCreate(t *testing.T) {
-	g := brokertest.Start(t, brokertest.Options{Configure: func(_ int, c *broker.Config) { c.AutoCreateTopic = false }})
-	leader := g.WaitLeader(5 * time.Second)
+	g, leader := startGroup(t, brokertest.Options{Configure: func(_ int, c *broker.Config) { c.AutoCreateTopic = false }})
 	for _, node := range []int{leader, followerOf(g, leader)} {
 		resp := g.Invoke(node, sendMsgReq("Unknown", 0, nil, []byte("x")))
 		if resp.Code != remoting.ResTopicNotExist || !strings.Contains(resp.Remark, "topic[Unknown] not exist, apply first please!") {
@@ -223,8 +236,7 @@ func TestSendTopicNotExistWithoutAutoCreate(t *testing.T) {
 }
 
 func TestSendValidation(t *testing.T) {
-	g := brokertest.Start(t, brokertest.Options{Configure: func(_ int, c *broker.Config) { c.MaxMessageSize = 1024 }})
-	leader := g.WaitLeader(5 * time.Second)
+	g, leader := startGroup(t, brokertest.Options{Configure: func(_ int, c *broker.Config) { c.MaxMessageSize = 1024 }})
 	createTopicAt(t, g, leader, "ReadOnly", 2, broker.PermRead)
 	createTopicAt(t, g, leader, "Four", 4, 6)
 
