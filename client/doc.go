@@ -1,0 +1,63 @@
+// Package client is raftmq's Go SDK: a Producer, an Admin, and (in their
+// own files) push and pull consumers. It speaks Apache RocketMQ 4.x's
+// remoting protocol, so it also works against RocketMQ brokers.
+//
+// # Model
+//
+// A cluster is a set of broker groups; each group (a brokerName) is three
+// nodes replicating one commitlog with Raft. Name servers map a topic to its
+// route: the queues each group holds and the group's node addresses by
+// brokerId, where id 0 is the current leader and 1, 2 the followers. A
+// message queue is (topic, brokerName, queueId); it lives on the group, not
+// on a node, so it survives leader changes.
+//
+// Every client (a Producer, an Admin, a consumer) owns one core: one
+// remoting connection per address, a route cache, the client id
+// ("ip@instance", the instance defaulting to the process id), a route
+// refresh every 30 s and a HEART_BEAT to every known broker node every 30 s.
+// Routes are fetched with GET_ROUTEINFO_BY_TOPIC from one name server at a
+// time, moving to the next when one fails.
+//
+// Configuration is by functional options (WithNameServers, WithGroup,
+// WithSendTimeout, ...); each option's doc names its default. Every call
+// takes a context; without a deadline, sends are bounded by the send
+// timeout and other requests by the request timeout.
+//
+// # Errors
+//
+// A broker's failure answer is an *Error carrying the RocketMQ response code
+// and remark; Error.Retriable and IsRetriable say whether trying again may
+// help. Sentinels (ErrNoRoute, ErrClosed, ErrMessageTooLarge, ...) are
+// tested with errors.Is.
+//
+// # Failover
+//
+// The official clients follow a new leader only at their next 30-second
+// route poll. This package treats a connection failure, a timeout, or a
+// SERVICE_NOT_AVAILABLE or SYSTEM_ERROR answer (which a group gives while it
+// elects a leader) as a failover: it marks the address as suspect, fetches
+// the topic's route at once (concurrent failures share one fetch), and
+// retries at the route's id 0; while the route still names a dead node, it
+// tries the group's other nodes, because every raftmq node forwards writes
+// to its leader. Such retries continue, with a short backoff, until the send
+// timeout, beyond the retry count that applies to other retriable answers.
+// A kill of a leader thus costs the election time (about a second) of
+// delayed sends, not failed ones. A retried send whose first attempt was in
+// fact stored is stored twice: delivery is at least once.
+//
+// # Producing
+//
+//	p, err := client.NewProducer(client.WithNameServers("127.0.0.1:9876"), client.WithGroup("pg"))
+//	...
+//	if err := p.Start(ctx); err != nil { ... }
+//	defer p.Close(ctx)
+//	msg := &message.Message{Topic: "orders", Body: []byte("hello")}
+//	msg.SetTags("created")
+//	res, err := p.Send(ctx, msg)
+//
+// Send, SendAsync, SendOneway and SendBatch share the queue selection:
+// round robin with latency fault avoidance by default (a group that just
+// failed or answered slowly is skipped for a while), HashSelector for
+// per-key ordering, or any Selector. Bodies over 4 KiB are zlib-compressed;
+// each message gets a UNIQ_KEY (its msgId).
+package client
