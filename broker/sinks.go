@@ -68,3 +68,14 @@ func (n *notifier) notify(k dledger.QueueKey) {
 		close(c)
 	}
 }
+
+// Sync implements dledger.Syncer: the consumequeue and the index are made
+// durable before each raft snapshot.
+func (s *sinks) Sync() error {
+	if err := s.Store.Flush(); err != nil {
+		return err
+	}
+	return s.index.Flush()
+}
+
+var _ dledger.Syncer = (*sinks)(nil)

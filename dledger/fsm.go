@@ -161,10 +161,26 @@ func (f *fsm) fail(err error) error {
 	return f.failed
 }
 
-// Snapshot implements raft.FSM.
+// Syncer is implemented by sinks that buffer writes. The FSM syncs them
+// before every snapshot: once the snapshot is on disk raft never replays
+// the entries it covers, so what the sinks hold of them must be durable
+// first, or a power loss would leave the consumequeue behind the snapshot.
+type Syncer interface {
+	Sync() error
+}
+
+// Snapshot implements raft.FSM. raft calls it on the FSM goroutine, so the
+// sinks hold exactly the entries the captured state covers.
 func (f *fsm) Snapshot() (raft.FSMSnapshot, error) {
 	if f.failed != nil {
 		return nil, f.failed
+	}
+	for _, sink := range []any{f.queues, f.index} {
+		if s, ok := sink.(Syncer); ok {
+			if err := s.Sync(); err != nil {
+				return nil, fmt.Errorf("dledger: sync sinks before snapshot: %w", err)
+			}
+		}
 	}
 	return &fsmSnapshot{data: f.st.encodeSnapshot()}, nil
 }
