@@ -39,6 +39,7 @@ type core struct {
 	mu        sync.Mutex
 	hbSources []func(*heartbeatData)
 	routeSubs []func(*Route)
+	hbKnown   map[string]bool // addresses already sent a heartbeat
 	started   bool
 	closed    bool
 	stop      chan struct{}
@@ -88,7 +89,7 @@ func newCore(cfg *settings, name string) (*core, error) {
 	}
 	ip := localIP()
 	c := &core{cfg: cfg, log: cfg.logger.Named(name), remote: remote, ip: ip,
-		clientID: ip.String() + "@" + cfg.resolvedInstance(), stop: make(chan struct{})}
+		clientID: ip.String() + "@" + cfg.resolvedInstance(), stop: make(chan struct{}), hbKnown: map[string]bool{}}
 	c.routes = newRouteCache(c)
 	return c, nil
 }
@@ -124,9 +125,30 @@ func (c *core) onRoute(f func(*Route)) {
 	c.routeSubs = append(c.routeSubs, f)
 }
 
+// routeChanged runs the route hooks and heartbeats, at once, the nodes
+// the route names that have not had one yet, so that brokers know a
+// client before its first send or pull.
 func (c *core) routeChanged(r *Route) {
 	c.mu.Lock()
 	subs := slices.Clone(c.routeSubs)
+	var fresh []string
+	for _, bd := range r.Data.BrokerDatas {
+		for _, a := range brokerAddrs(bd) {
+			if !c.hbKnown[a] {
+				c.hbKnown[a] = true
+				fresh = append(fresh, a)
+			}
+		}
+	}
+	if len(fresh) > 0 && c.started && !c.closed {
+		c.wg.Add(1)
+		go func() {
+			defer c.wg.Done()
+			ctx, cancel := context.WithTimeout(context.Background(), c.cfg.requestTimeout)
+			defer cancel()
+			c.heartbeat(ctx, fresh)
+		}()
+	}
 	c.mu.Unlock()
 	for _, f := range subs {
 		f(r)
@@ -259,14 +281,17 @@ func (c *core) invokeNameServer(ctx context.Context, req *remoting.Command) (*re
 }
 
 // heartbeatAll sends one heartbeat to every broker address known.
-func (c *core) heartbeatAll(ctx context.Context) {
+func (c *core) heartbeatAll(ctx context.Context) { c.heartbeat(ctx, c.routes.brokerAddrsAll()) }
+
+// heartbeat sends one heartbeat to each of addrs, concurrently.
+func (c *core) heartbeat(ctx context.Context, addrs []string) {
 	body, err := c.heartbeatBody()
 	if err != nil {
 		c.log.Error("heartbeat encode", "error", err)
 		return
 	}
 	var wg sync.WaitGroup
-	for _, addr := range c.routes.brokerAddrsAll() {
+	for _, addr := range addrs {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()

@@ -1,0 +1,297 @@
+package client
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/raftmq/raftmq/message"
+	"github.com/raftmq/raftmq/remoting"
+)
+
+const (
+	// suspectFor is how long an address that failed is tried only after
+	// the other nodes of its group.
+	suspectFor = 2 * time.Second
+	// maxFailoverBackoff caps the pause between failover attempts.
+	maxFailoverBackoff = 200 * time.Millisecond
+)
+
+// prepared is a message (or batch) ready to be sent to any queue.
+type prepared struct {
+	code    int16
+	first   *message.Message // what the selector sees
+	topic   string
+	body    []byte
+	sysFlag int32
+	flag    int32
+	props   string
+	msgID   string
+	oneway  bool
+	batch   bool
+}
+
+func checkMessage(m *message.Message, maxSize int) error {
+	switch {
+	case m == nil:
+		return fmt.Errorf("%w: nil message", ErrInvalidMessage)
+	case m.Topic == "":
+		return fmt.Errorf("%w: no topic", ErrInvalidMessage)
+	case len(m.Body) == 0:
+		return fmt.Errorf("%w: empty body", ErrInvalidMessage)
+	case len(m.Body) > maxSize:
+		return fmt.Errorf("%w: body of %d bytes, max %d", ErrMessageTooLarge, len(m.Body), maxSize)
+	}
+	if err := message.ValidateProperties(m.Properties); err != nil {
+		return fmt.Errorf("%w: %w", ErrInvalidMessage, err)
+	}
+	return nil
+}
+
+// prepare validates msg, gives it a UNIQ_KEY and compresses its body.
+func (p *Producer) prepare(m *message.Message) (*prepared, error) {
+	if err := checkMessage(m, p.cfg.maxMessageSize); err != nil {
+		return nil, err
+	}
+	if m.UniqKey() == "" {
+		m.SetUniqKey(p.uniq.Next())
+	}
+	pm := &prepared{code: remoting.ReqSendMessageV2, first: m, topic: m.Topic, body: m.Body, flag: m.Flag,
+		props: string(message.EncodeProperties(m.Properties)), msgID: m.UniqKey()}
+	if p.cfg.compressThresh > 0 && len(m.Body) >= p.cfg.compressThresh {
+		z, err := message.Compress(m.Body, p.cfg.compressLevel)
+		if err != nil {
+			return nil, err
+		}
+		pm.body, pm.sysFlag = z, message.SysFlagCompressed
+	}
+	return pm, nil
+}
+
+// prepareBatch validates a batch and encodes it.
+func (p *Producer) prepareBatch(msgs []*message.Message) (*prepared, error) {
+	if len(msgs) == 0 {
+		return nil, fmt.Errorf("%w: empty batch", ErrInvalidMessage)
+	}
+	ids := make([]string, len(msgs))
+	for i, m := range msgs {
+		if err := checkMessage(m, p.cfg.maxMessageSize); err != nil {
+			return nil, fmt.Errorf("batch message %d: %w", i, err)
+		}
+		if m.Topic != msgs[0].Topic {
+			return nil, fmt.Errorf("%w: batch mixes topics %s and %s", ErrInvalidMessage, msgs[0].Topic, m.Topic)
+		}
+		if m.DelayLevel() > 0 {
+			return nil, fmt.Errorf("%w: batch message %d has a delay level", ErrInvalidMessage, i)
+		}
+		if m.UniqKey() == "" {
+			m.SetUniqKey(p.uniq.Next())
+		}
+		ids[i] = m.UniqKey()
+	}
+	body, err := message.EncodeBatch(msgs)
+	if err != nil {
+		return nil, fmt.Errorf("%w: %w", ErrInvalidMessage, err)
+	}
+	if len(body) > p.cfg.maxMessageSize {
+		return nil, fmt.Errorf("%w: batch of %d bytes, max %d", ErrMessageTooLarge, len(body), p.cfg.maxMessageSize)
+	}
+	return &prepared{code: remoting.ReqSendBatchMessage, first: msgs[0], topic: msgs[0].Topic, body: body,
+		msgID: strings.Join(ids, ","), batch: true}, nil
+}
+
+// send delivers pm with retries and failover, bounded by ctx and the send
+// timeout.
+func (p *Producer) send(ctx context.Context, pm *prepared) (SendResult, error) {
+	ctx, cancel := withTimeout(ctx, p.cfg.sendTimeout)
+	defer cancel()
+	var (
+		lastBroker string
+		retries    int
+		backoff    time.Duration
+		lastErr    error
+	)
+	for attempt := 1; ; attempt++ {
+		res, broker, err := p.attempt(ctx, pm, lastBroker)
+		if err == nil {
+			res.Attempts = attempt
+			return res, nil
+		}
+		lastErr, lastBroker = err, broker
+		if ctx.Err() != nil || p.c.isClosed() {
+			return SendResult{}, fmt.Errorf("client: send to %s gave up after %d attempts: %w", pm.topic, attempt, lastErr)
+		}
+		switch {
+		case isFailover(err) || isNoRoute(err):
+			// The group is changing leader: refresh at once, retry soon.
+			p.c.log.Debug("send failing over", "topic", pm.topic, "broker", broker, "attempt", attempt, "error", err)
+			if _, rerr := p.c.routes.refresh(ctx, pm.topic); rerr != nil {
+				p.c.log.Debug("route refresh failed", "topic", pm.topic, "error", rerr)
+			}
+			if err := sleepCtx(ctx, backoff); err != nil {
+				return SendResult{}, fmt.Errorf("client: send to %s gave up after %d attempts: %w", pm.topic, attempt, lastErr)
+			}
+			backoff = min(max(2*backoff, p.cfg.failoverBackoff), maxFailoverBackoff)
+		case IsRetriable(err) && retries < p.cfg.retries:
+			retries++
+			var e *Error
+			if errors.As(err, &e) && e.Code == remoting.ResTopicNotExist {
+				_, _ = p.c.routes.refresh(ctx, pm.topic)
+			}
+		default:
+			return SendResult{}, err
+		}
+	}
+}
+
+func sleepCtx(ctx context.Context, d time.Duration) error {
+	if d <= 0 {
+		return ctx.Err()
+	}
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-t.C:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}
+
+func isNoRoute(err error) bool { return errors.Is(err, ErrNoRoute) }
+
+// attempt sends pm once: route, queue, address, request. It returns the
+// broker group it tried; lastBroker is the one the previous attempt failed
+// on.
+func (p *Producer) attempt(ctx context.Context, pm *prepared, lastBroker string) (SendResult, string, error) {
+	route, err := p.c.routes.get(ctx, pm.topic)
+	if err != nil {
+		return SendResult{}, "", err
+	}
+	if len(route.WriteQueues) == 0 {
+		return SendResult{}, "", fmt.Errorf("%w %s: no writable queue", ErrNoRoute, pm.topic)
+	}
+	q := p.sel.Select(pm.first, route.WriteQueues, lastBroker)
+	addr, err := p.pickAddr(route, q.BrokerName)
+	if err != nil {
+		return SendResult{}, q.BrokerName, err
+	}
+	start := time.Now()
+	res, err := p.sendOnce(ctx, addr, q, pm)
+	p.fault.record(q.BrokerName, time.Since(start), err != nil && isFailover(err))
+	if err != nil && isFailover(err) {
+		p.markSuspect(addr)
+	}
+	return res, q.BrokerName, err
+}
+
+// pickAddr returns the address to send to in a group: its leader (id 0),
+// unless that is suspected dead, then the first unsuspected other node
+// (which forwards to the leader); when all are suspected, the leader.
+func (p *Producer) pickAddr(route *Route, broker string) (string, error) {
+	bd, ok := route.Broker(broker)
+	addrs := brokerAddrs(bd)
+	if !ok || len(addrs) == 0 || bd.BrokerAddrs[0] == "" {
+		return "", fmt.Errorf("%w: %s", ErrBrokerNotFound, broker)
+	}
+	leader := bd.BrokerAddrs[0]
+	now := time.Now()
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if now.After(p.suspect[leader]) {
+		return leader, nil
+	}
+	best, bestUntil := leader, p.suspect[leader]
+	for _, a := range addrs {
+		u := p.suspect[a]
+		if now.After(u) {
+			return a, nil
+		}
+		if u.Before(bestUntil) {
+			best, bestUntil = a, u
+		}
+	}
+	return best, nil
+}
+
+func (p *Producer) markSuspect(addr string) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.suspect[addr] = time.Now().Add(suspectFor)
+}
+
+// noteLeaders clears the suspicion of a node a fresh route names as a
+// group's new leader: it was suspected while it had no leader to forward
+// to, but is now the one to write to.
+func (p *Producer) noteLeaders(r *Route) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	for _, bd := range r.Data.BrokerDatas {
+		l := bd.BrokerAddrs[0]
+		if l != "" && p.leaders[bd.BrokerName] != l {
+			p.leaders[bd.BrokerName] = l
+			delete(p.suspect, l)
+		}
+	}
+}
+
+// sendHeader is the SEND_MESSAGE_V2 / SEND_BATCH_MESSAGE header, with the
+// one-letter keys of SendMessageRequestHeaderV2.
+func (p *Producer) sendHeader(q MessageQueue, pm *prepared) map[string]string {
+	return map[string]string{
+		"a": p.cfg.group, "b": pm.topic, "c": autoCreateTopic, "d": strconv.Itoa(defaultTopicQueueNums),
+		"e": strconv.Itoa(int(q.QueueID)), "f": strconv.Itoa(int(pm.sysFlag)),
+		"g": strconv.FormatInt(time.Now().UnixMilli(), 10), "h": strconv.Itoa(int(pm.flag)),
+		"i": pm.props, "j": "0", "k": "false", "l": "0", "m": strconv.FormatBool(pm.batch), "n": q.BrokerName,
+	}
+}
+
+// sendOnce sends pm to queue q at addr and parses the answer. Each attempt
+// may use at most half the send timeout, so a node that hangs leaves time
+// to fail over.
+func (p *Producer) sendOnce(ctx context.Context, addr string, q MessageQueue, pm *prepared) (SendResult, error) {
+	req := remoting.NewRequest(pm.code, p.sendHeader(q, pm), pm.body)
+	ctx, cancel := context.WithTimeout(ctx, max(p.cfg.sendTimeout/2, 500*time.Millisecond))
+	defer cancel()
+	if pm.oneway {
+		if err := p.c.remote.InvokeOneway(ctx, addr, req); err != nil {
+			return SendResult{}, fmt.Errorf("client: oneway send at %s: %w", addr, err)
+		}
+		return SendResult{Queue: q, MsgID: pm.msgID}, nil
+	}
+	resp, err := p.c.invoke(ctx, addr, req)
+	if err != nil {
+		return SendResult{}, err
+	}
+	return parseSendResponse(addr, req, resp, q, pm.msgID)
+}
+
+func parseSendResponse(addr string, req, resp *remoting.Command, q MessageQueue, msgID string) (SendResult, error) {
+	res := SendResult{MsgID: msgID, Queue: q}
+	switch resp.Code {
+	case remoting.ResSuccess:
+		res.Status = SendOK
+	case remoting.ResFlushDiskTimeout:
+		res.Status = SendFlushDiskTimeout
+	case remoting.ResFlushSlaveTimeout:
+		res.Status = SendFlushSlaveTimeout
+	case remoting.ResSlaveNotAvailable:
+		res.Status = SendSlaveNotAvailable
+	default:
+		return res, responseError(addr, req, resp)
+	}
+	ext := resp.ExtFields
+	res.OffsetMsgID, res.TransactionID, res.RegionID = ext["msgId"], ext["transactionId"], ext[message.PropertyMsgRegion]
+	if id, err := strconv.ParseInt(ext["queueId"], 10, 32); err == nil {
+		res.Queue.QueueID = int32(id)
+	}
+	off, err := strconv.ParseInt(ext["queueOffset"], 10, 64)
+	if err != nil {
+		return res, fmt.Errorf("client: send answer from %s: queueOffset %q: %w", addr, ext["queueOffset"], err)
+	}
+	res.QueueOffset = off
+	return res, nil
+}
