@@ -17,7 +17,7 @@ const (
 	// the other nodes of its group.
 	suspectFor = 2 * time.Second
 	// maxFailoverBackoff caps the pause between failover attempts.
-	maxFailoverBackoff = 200 * time.Millisecond
+	maxFailoverBackoff = 100 * time.Millisecond
 )
 
 // prepared is a message (or batch) ready to be sent to any queue.

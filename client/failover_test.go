@@ -1,0 +1,124 @@
+package client
+
+import (
+	"fmt"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/raftmq/raftmq/broker/brokertest"
+	"github.com/raftmq/raftmq/message"
+)
+
+// sendLog records every send of a failover run.
+type sendLog struct {
+	mu       sync.Mutex
+	acked    map[string]MessageQueue // uniq key → queue
+	failures []error
+	worst    time.Duration // longest single send
+	lastOK   time.Time
+	worstGap time.Duration // longest time without any acknowledgement
+}
+
+func (l *sendLog) record(uniq string, start time.Time, res SendResult, err error) {
+	now := time.Now()
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.worst = max(l.worst, now.Sub(start))
+	if err != nil {
+		l.failures = append(l.failures, err)
+		return
+	}
+	l.acked[uniq] = res.Queue
+	if !l.lastOK.IsZero() {
+		l.worstGap = max(l.worstGap, now.Sub(l.lastOK))
+	}
+	l.lastOK = now
+}
+
+// TestProducerFailover stops the leader while four goroutines send with
+// the default options: no send may fail, none may take 2 s or more, and
+// every acknowledged message must be in the new leader's queues.
+func TestProducerFailover(t *testing.T) {
+	g := brokertest.Start(t, brokertest.Options{})
+	const topic = "failover"
+	createTopic(t, g, topic, 4)
+	p := startProducer(t, g)
+	ctx := testCtx(t, 60*time.Second)
+	log := &sendLog{acked: map[string]MessageQueue{}}
+
+	var stop atomic.Bool
+	var sent atomic.Int64
+	var wg sync.WaitGroup
+	for w := range 4 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := 0; !stop.Load(); i++ {
+				m := newMsg(topic, fmt.Sprintf("w%d-%d", w, i))
+				start := time.Now()
+				res, err := p.Send(ctx, m)
+				log.record(m.UniqKey(), start, res, err)
+				sent.Add(1)
+			}
+		}()
+	}
+	waitCount(t, &sent, 200)
+	old := g.WaitLeader(10 * time.Second)
+	killed := time.Now()
+	g.StopNode(old)
+	newLeader := g.WaitLeader(10 * time.Second)
+	t.Logf("leader %d stopped; node %d leads after %v", old, newLeader, time.Since(killed))
+	after := sent.Load()
+	waitCount(t, &sent, after+200)
+	stop.Store(true)
+	wg.Wait()
+
+	log.mu.Lock()
+	defer log.mu.Unlock()
+	t.Logf("%d sends acknowledged; worst send %v; worst gap between acknowledgements %v", len(log.acked), log.worst, log.worstGap)
+	if len(log.failures) > 0 {
+		t.Fatalf("%d sends failed, first: %v", len(log.failures), log.failures[0])
+	}
+	if log.worst >= 2*time.Second || log.worstGap >= 2*time.Second {
+		t.Fatalf("failover delayed sends: worst send %v, worst gap %v (limit 2 s)", log.worst, log.worstGap)
+	}
+	stored := storedUniqKeys(t, g, newLeader, topic, 4)
+	for k, q := range log.acked {
+		if got, ok := stored[k]; !ok || got != q.QueueID {
+			t.Fatalf("acknowledged message %s (queue %s): stored %v in queue %d", k, q, ok, got)
+		}
+	}
+}
+
+func waitCount(t *testing.T, n *atomic.Int64, want int64) {
+	t.Helper()
+	deadline := time.Now().Add(30 * time.Second)
+	for n.Load() < want {
+		if time.Now().After(deadline) {
+			t.Fatalf("only %d sends of %d", n.Load(), want)
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+}
+
+// storedUniqKeys reads every message of a topic's queues at node i.
+func storedUniqKeys(t *testing.T, g *brokertest.Group, i int, topic string, queues int32) map[string]int32 {
+	t.Helper()
+	out := map[string]int32{}
+	for q := range queues {
+		max := maxOffset(t, g, i, topic, q)
+		for off := int64(0); off < max; {
+			msgs := pullRaw(t, g, i, topic, q, off)
+			if len(msgs) == 0 {
+				t.Fatalf("queue %d: nothing at %d of %d", q, off, max)
+			}
+			for _, m := range msgs {
+				out[m.Property(message.PropertyUniqKey)] = q
+			}
+			off = msgs[len(msgs)-1].QueueOffset + 1
+		}
+	}
+	return out
+}
