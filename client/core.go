@@ -217,16 +217,13 @@ func (c *core) isClosed() bool {
 	return c.closed
 }
 
-// withTimeout bounds ctx by d unless it already has a deadline.
+// withTimeout bounds ctx by d: the earlier of ctx's deadline and d wins.
 func withTimeout(ctx context.Context, d time.Duration) (context.Context, context.CancelFunc) {
-	if _, ok := ctx.Deadline(); ok {
-		return context.WithCancel(ctx)
-	}
 	return context.WithTimeout(ctx, d)
 }
 
-// invoke sends req to addr and waits for the answer, bounded by the
-// request timeout when ctx has no deadline. Transport failures come back
+// invoke sends req to addr and waits for the answer, bounded by ctx and
+// the request timeout. Transport failures come back
 // wrapped with the address; answers, failed or not, as responses.
 func (c *core) invoke(ctx context.Context, addr string, req *remoting.Command) (*remoting.Command, error) {
 	ctx, cancel := withTimeout(ctx, c.cfg.requestTimeout)

@@ -20,8 +20,8 @@
 //
 // Configuration is by functional options (WithNameServers, WithGroup,
 // WithSendTimeout, ...); each option's doc names its default. Every call
-// takes a context; without a deadline, sends are bounded by the send
-// timeout and other requests by the request timeout.
+// takes a context; sends are also bounded by the send timeout and other
+// requests by the request timeout, whichever ends first.
 //
 // # Errors
 //

@@ -160,14 +160,14 @@ func WithLogger(l hclog.Logger) Option {
 	})
 }
 
-// WithSendTimeout bounds one send, all retries and failover included, when
-// the context has no earlier deadline. Default 3 s.
+// WithSendTimeout bounds one send, all retries and failover included (a
+// context deadline that comes earlier wins). Default 3 s.
 func WithSendTimeout(d time.Duration) Option {
 	return optionFunc(func(s *settings) { s.sendTimeout = d })
 }
 
-// WithRequestTimeout bounds every other request (routes, heartbeats, admin
-// calls) when the context has no earlier deadline. Default 3 s.
+// WithRequestTimeout bounds every other request (routes, heartbeats, one
+// admin request; an earlier context deadline wins). Default 3 s.
 func WithRequestTimeout(d time.Duration) Option {
 	return optionFunc(func(s *settings) { s.requestTimeout = d })
 }
