@@ -39,8 +39,8 @@ func TestFaultSelector(t *testing.T) {
 		t.Fatalf("after isolation both groups should serve, saw %v", seen)
 	}
 	f.record("b", 600*time.Millisecond, false) // slow: 30 s
-	if q := f.Select(nil, qs, "a"); q.BrokerName != "a" {
-		t.Fatalf("with b slow and a last failed, want a (the only other), got %v", q)
+	if q := f.Select(nil, qs, "a"); q.BrokerName != "b" {
+		t.Fatalf("with b slow and a the group just failed, want b (slow beats failed), got %v", q)
 	}
 	if q := f.Select(nil, qs[2:], ""); q.BrokerName != "b" {
 		t.Fatalf("only group b: got %v", q)
