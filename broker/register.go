@@ -7,6 +7,8 @@ package broker
 // table changes (a topic created, auto-created or deleted anywhere in the
 // group). The leader registers as brokerId 0 with its raft term; a follower
 // as its 1-based position in Peers (the name server renumbers followers).
+// A leader that steps down while no new leader is known keeps registering
+// as id 0 with its old term, so the route never lacks an id 0.
 // The body lists every applied topic plus TBW102 when auto-creation is on,
 // so producers find a route for unknown topics. On shutdown the node
 // unregisters, best effort.
@@ -44,6 +46,10 @@ type registrar struct {
 	mu     sync.Mutex // serialises registration rounds, so the last wins
 	last   []dledger.TopicConfig
 	closed bool // unregistered for shutdown: register no more
+	// lastID and lastTerm are the role this node last registered with.
+	lastID   int
+	lastTerm uint64
+	sent     bool
 }
 
 func (r *registrar) kickCh() chan struct{} {
@@ -167,9 +173,27 @@ func (b *Broker) registerAll(ctx context.Context) {
 	b.reg.last = topics
 }
 
-// registerRequest builds REGISTER_BROKER for this node's current role.
-func (b *Broker) registerRequest(topics []dledger.TopicConfig) (*remoting.Command, error) {
+// role is the brokerId and term to register with. A node that led and now
+// knows no leader (an election is running) keeps registering as id 0 with
+// its old term: the name server must never serve a route without id 0, and
+// the next leader's registration, with a higher term, replaces it. Called
+// with reg.mu held.
+func (b *Broker) role() (int, uint64) {
 	id := b.brokerID()
+	if id == 0 {
+		return 0, b.node.Raft().CurrentTerm()
+	}
+	if _, leader := b.node.Leader(); leader == "" && b.reg.sent && b.reg.lastID == 0 {
+		return 0, b.reg.lastTerm
+	}
+	return id, 0
+}
+
+// registerRequest builds REGISTER_BROKER for this node's current role.
+// Called with reg.mu held.
+func (b *Broker) registerRequest(topics []dledger.TopicConfig) (*remoting.Command, error) {
+	id, term := b.role()
+	b.reg.lastID, b.reg.lastTerm, b.reg.sent = id, term, true
 	ext := map[string]string{
 		"clusterName":  b.cfg.Cluster,
 		"brokerName":   b.cfg.BrokerName,
@@ -179,7 +203,7 @@ func (b *Broker) registerRequest(topics []dledger.TopicConfig) (*remoting.Comman
 		"compressed":   "false",
 	}
 	if id == 0 {
-		ext["raftTerm"] = strconv.FormatUint(b.node.Raft().CurrentTerm(), 10)
+		ext["raftTerm"] = strconv.FormatUint(term, 10)
 	}
 	table := make(map[string]topicConfigJSON, len(topics)+1)
 	for _, t := range topics {
@@ -220,7 +244,7 @@ func (b *Broker) unregisterAll(ctx context.Context) {
 		"clusterName": b.cfg.Cluster,
 		"brokerName":  b.cfg.BrokerName,
 		"brokerAddr":  b.self.RemotingAddr,
-		"brokerId":    strconv.Itoa(b.brokerID()),
+		"brokerId":    strconv.Itoa(b.reg.lastID),
 	}
 	req := remoting.NewRequest(remoting.ReqUnregisterBroker, ext, nil)
 	var wg sync.WaitGroup
