@@ -250,6 +250,11 @@ func (c *core) callJSON(ctx context.Context, addr string, req *remoting.Command,
 	if err != nil {
 		return err
 	}
+	return decodeJSON(addr, req, resp, v)
+}
+
+// decodeJSON decodes an answer's JSON body into v.
+func decodeJSON(addr string, req, resp *remoting.Command, v any) error {
 	if err := json.Unmarshal(resp.Body, v); err != nil {
 		return fmt.Errorf("client: %s at %s: decoding answer: %w", remoting.CodeName(req.Code), addr, err)
 	}

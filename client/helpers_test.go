@@ -107,3 +107,19 @@ func pullRaw(t testing.TB, g *brokertest.Group, i int, topic string, q int32, of
 	}
 	return msgs
 }
+
+// eventually retries cond until it returns nil or d passes.
+func eventually(t testing.TB, d time.Duration, cond func() error) {
+	t.Helper()
+	deadline := time.Now().Add(d)
+	for {
+		err := cond()
+		if err == nil {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("condition not met within %v: %v", d, err)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+}

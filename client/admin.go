@@ -1,0 +1,229 @@
+package client
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"maps"
+	"slices"
+	"strconv"
+
+	"github.com/raftmq/raftmq/namesrv"
+	"github.com/raftmq/raftmq/remoting"
+)
+
+// Admin manages topics and inspects brokers, consumer groups and messages.
+// It needs no Start; Close it when done.
+type Admin struct {
+	cfg *settings
+	c   *core
+}
+
+// NewAdmin returns an admin client configured by opts (WithNameServers,
+// WithRequestTimeout, WithLogger matter). It does no I/O.
+func NewAdmin(opts ...Option) (*Admin, error) {
+	cfg, err := newSettings(opts)
+	if err != nil {
+		return nil, err
+	}
+	c, err := newCore(cfg, "admin")
+	if err != nil {
+		return nil, err
+	}
+	return &Admin{cfg: cfg, c: c}, nil
+}
+
+// Close closes the admin's connections.
+func (a *Admin) Close() error {
+	a.c.close()
+	return nil
+}
+
+// TopicConfig describes a topic to create or update.
+type TopicConfig struct {
+	Topic string
+	// Queues is the read and write queue count per broker group (default 8).
+	Queues int
+	// Perm is the permission bits, 4 read | 2 write (default 6).
+	Perm int
+	// Order marks the topic as ordered.
+	Order bool
+	// Cluster, if set, restricts creation to that cluster's groups.
+	Cluster string
+	// BrokerName, if set, creates the topic on that group only.
+	BrokerName string
+}
+
+// Placement is one broker group a topic was created on or deleted from.
+type Placement struct {
+	BrokerName string
+	// Addr is the node that took the request (the group's leader when the
+	// cluster info was read).
+	Addr string
+}
+
+// ClusterInfo returns the name server's broker and cluster tables.
+func (a *Admin) ClusterInfo(ctx context.Context) (*namesrv.ClusterInfo, error) {
+	var ci namesrv.ClusterInfo
+	req := remoting.NewRequest(remoting.ReqGetBrokerClusterInfo, nil, nil)
+	if err := a.nameServerJSON(ctx, req, &ci); err != nil {
+		return nil, err
+	}
+	return &ci, nil
+}
+
+func (a *Admin) nameServerJSON(ctx context.Context, req *remoting.Command, v any) error {
+	ctx, cancel := withTimeout(ctx, a.cfg.requestTimeout)
+	defer cancel()
+	resp, addr, err := a.c.invokeNameServer(ctx, req)
+	if err != nil {
+		return err
+	}
+	if err := responseError(addr, req, resp); err != nil {
+		return err
+	}
+	return decodeJSON(addr, req, resp, v)
+}
+
+// groups returns the broker groups of ci selected by cluster and name
+// ("" selects all), sorted by name.
+func groups(ci *namesrv.ClusterInfo, cluster, name string) []namesrv.BrokerData {
+	var out []namesrv.BrokerData
+	for _, n := range slices.Sorted(maps.Keys(ci.BrokerAddrTable)) {
+		bd := ci.BrokerAddrTable[n]
+		if (cluster == "" || bd.Cluster == cluster) && (name == "" || n == name) {
+			out = append(out, bd)
+		}
+	}
+	return out
+}
+
+// CreateTopic creates or updates a topic on every selected broker group
+// (each group's leader replicates it) and returns where it was created.
+// A group without a leader address fails the call; earlier groups keep
+// the topic.
+func (a *Admin) CreateTopic(ctx context.Context, tc TopicConfig) ([]Placement, error) {
+	if tc.Topic == "" {
+		return nil, fmt.Errorf("%w: no topic", ErrInvalidOption)
+	}
+	q := strconv.Itoa(cmpOr(tc.Queues, 8))
+	ext := map[string]string{
+		"topic": tc.Topic, "defaultTopic": autoCreateTopic, "readQueueNums": q, "writeQueueNums": q,
+		"perm": strconv.Itoa(cmpOr(tc.Perm, 6)), "topicFilterType": "SINGLE_TAG", "topicSysFlag": "0",
+		"order": strconv.FormatBool(tc.Order),
+	}
+	ci, err := a.ClusterInfo(ctx)
+	if err != nil {
+		return nil, err
+	}
+	var out []Placement
+	for _, bd := range groups(ci, tc.Cluster, tc.BrokerName) {
+		addr, err := a.callGroup(ctx, bd, func() *remoting.Command {
+			return remoting.NewRequest(remoting.ReqUpdateAndCreateTopic, maps.Clone(ext), nil)
+		})
+		if err != nil {
+			return out, err
+		}
+		out = append(out, Placement{BrokerName: bd.BrokerName, Addr: addr})
+	}
+	if len(out) == 0 {
+		return nil, fmt.Errorf("%w: no broker group matches cluster %q, broker %q", ErrBrokerNotFound, tc.Cluster, tc.BrokerName)
+	}
+	return out, nil
+}
+
+func cmpOr(v, def int) int {
+	if v == 0 {
+		return def
+	}
+	return v
+}
+
+// callGroup sends a request to a group's leader, then, if it cannot be
+// reached, to its other nodes (which forward writes); it returns the
+// address that answered SUCCESS.
+func (a *Admin) callGroup(ctx context.Context, bd namesrv.BrokerData, mk func() *remoting.Command) (string, error) {
+	_, addr, err := a.callGroupResp(ctx, bd, mk)
+	return addr, err
+}
+
+func (a *Admin) callGroupResp(ctx context.Context, bd namesrv.BrokerData, mk func() *remoting.Command) (*remoting.Command, string, error) {
+	addrs := brokerAddrs(bd)
+	if len(addrs) == 0 {
+		return nil, "", fmt.Errorf("%w: %s", ErrBrokerNotFound, bd.BrokerName)
+	}
+	var errs []error
+	for _, addr := range addrs {
+		resp, err := a.c.call(ctx, addr, mk())
+		if err == nil {
+			return resp, addr, nil
+		}
+		if !isFailover(err) || ctx.Err() != nil {
+			return nil, addr, err
+		}
+		errs = append(errs, err)
+	}
+	return nil, "", errors.Join(errs...)
+}
+
+// DeleteTopic deletes a topic from every broker group of cluster ("" all
+// clusters), then from every name server.
+func (a *Admin) DeleteTopic(ctx context.Context, topic, cluster string) ([]Placement, error) {
+	if topic == "" {
+		return nil, fmt.Errorf("%w: no topic", ErrInvalidOption)
+	}
+	ci, err := a.ClusterInfo(ctx)
+	if err != nil {
+		return nil, err
+	}
+	var out []Placement
+	for _, bd := range groups(ci, cluster, "") {
+		addr, err := a.callGroup(ctx, bd, func() *remoting.Command {
+			return remoting.NewRequest(remoting.ReqDeleteTopicInBroker, map[string]string{"topic": topic}, nil)
+		})
+		if err != nil {
+			return out, err
+		}
+		out = append(out, Placement{BrokerName: bd.BrokerName, Addr: addr})
+	}
+	for _, ns := range a.cfg.nameServers {
+		req := remoting.NewRequest(remoting.ReqDeleteTopicInNamesrv, map[string]string{"topic": topic}, nil)
+		if _, err := a.c.call(ctx, ns, req); err != nil {
+			return out, err
+		}
+	}
+	return out, nil
+}
+
+// ListTopics returns every topic the name server knows.
+func (a *Admin) ListTopics(ctx context.Context) ([]string, error) {
+	var tl namesrv.TopicList
+	if err := a.nameServerJSON(ctx, remoting.NewRequest(remoting.ReqGetAllTopicListFromNameServer, nil, nil), &tl); err != nil {
+		return nil, err
+	}
+	return tl.TopicList, nil
+}
+
+// Route fetches a topic's route from the name servers (ErrNoRoute if none
+// knows it).
+func (a *Admin) Route(ctx context.Context, topic string) (*namesrv.TopicRouteData, error) {
+	ctx, cancel := withTimeout(ctx, a.cfg.requestTimeout)
+	defer cancel()
+	rd, err := a.c.routes.fetchData(ctx, topic)
+	if err != nil {
+		return nil, err
+	}
+	return &rd, nil
+}
+
+// BrokerRuntime returns a node's GET_BROKER_RUNTIME_INFO table (raftmq
+// adds raftState, raftTerm, raftCommitIndex, ... to RocketMQ's keys).
+func (a *Admin) BrokerRuntime(ctx context.Context, addr string) (map[string]string, error) {
+	var info struct {
+		Table map[string]string `json:"table"`
+	}
+	if err := a.c.callJSON(ctx, addr, remoting.NewRequest(remoting.ReqGetBrokerRuntimeInfo, nil, nil), &info); err != nil {
+		return nil, err
+	}
+	return info.Table, nil
+}
