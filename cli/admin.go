@@ -2,93 +2,57 @@ package cli
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"io"
+	"maps"
 	"slices"
 	"strconv"
+	"strings"
 	"text/tabwriter"
 	"time"
 
 	ucli "github.com/urfave/cli/v2"
 
-	"github.com/raftmq/raftmq/namesrv"
-	"github.com/raftmq/raftmq/remoting"
+	"github.com/raftmq/raftmq/client"
+	"github.com/raftmq/raftmq/message"
 )
 
+// adminTimeout bounds one admin command.
+const adminTimeout = 30 * time.Second
+
 func namesrvFlag() *ucli.StringFlag {
-	return &ucli.StringFlag{Name: "namesrv", Aliases: []string{"n"}, Value: "127.0.0.1:9876", Usage: "name server address", EnvVars: []string{"NAMESRV_ADDR"}}
+	return &ucli.StringFlag{Name: "namesrv", Aliases: []string{"n"}, Value: "127.0.0.1:9876", Usage: "name server address(es), comma-separated", EnvVars: []string{"NAMESRV_ADDR"}}
 }
 
-// admin is a remoting client bound to one name server.
-type admin struct {
-	cl *remoting.Client
-	ns string
+func topicFlag() *ucli.StringFlag {
+	return &ucli.StringFlag{Name: "topic", Aliases: []string{"t"}, Required: true}
 }
 
-func newAdmin(c *ucli.Context) (*admin, error) {
-	cl, err := remoting.NewClient(remoting.DefaultClientConfig())
-	if err != nil {
-		return nil, err
-	}
-	return &admin{cl: cl, ns: c.String("namesrv")}, nil
-}
-
-func (a *admin) close() { a.cl.Close() }
-
-// call invokes req at addr and turns a non-SUCCESS answer into an error.
-func (a *admin) call(addr string, req *remoting.Command) (*remoting.Command, error) {
-	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-	defer cancel()
-	resp, err := a.cl.Invoke(ctx, addr, req)
-	if err != nil {
-		return nil, fmt.Errorf("%s %s: %w", remoting.CodeName(req.Code), addr, err)
-	}
-	if err := remoting.AsError(resp); err != nil {
-		return nil, fmt.Errorf("%s %s: %w", remoting.CodeName(req.Code), addr, err)
-	}
-	return resp, nil
-}
-
-func (a *admin) callJSON(addr string, req *remoting.Command, v any) error {
-	resp, err := a.call(addr, req)
-	if err != nil {
-		return err
-	}
-	if err := json.Unmarshal(resp.Body, v); err != nil {
-		return fmt.Errorf("%s: decoding answer: %w", remoting.CodeName(req.Code), err)
-	}
-	return nil
-}
-
-func (a *admin) clusterInfo() (namesrv.ClusterInfo, error) {
-	var ci namesrv.ClusterInfo
-	err := a.callJSON(a.ns, remoting.NewRequest(remoting.ReqGetBrokerClusterInfo, nil, nil), &ci)
-	return ci, err
-}
-
-func withAdmin(fn func(c *ucli.Context, a *admin) error) ucli.ActionFunc {
+// withAdmin runs fn with an SDK admin client on --namesrv and a context
+// bounded by adminTimeout.
+func withAdmin(fn func(ctx context.Context, c *ucli.Context, a *client.Admin) error) ucli.ActionFunc {
 	return func(c *ucli.Context) error {
-		a, err := newAdmin(c)
+		a, err := client.NewAdmin(client.WithNameServers(c.String("namesrv")), client.WithRequestTimeout(5*time.Second))
 		if err != nil {
 			return err
 		}
-		defer a.close()
-		return fn(c, a)
+		defer a.Close()
+		ctx, cancel := context.WithTimeout(c.Context, adminTimeout)
+		defer cancel()
+		return fn(ctx, c, a)
 	}
 }
 
 func topicCommand() *ucli.Command {
 	return &ucli.Command{
 		Name:  "topic",
-		Usage: "create, list and inspect topics",
+		Usage: "create, list, inspect and delete topics",
 		Subcommands: []*ucli.Command{
 			{
 				Name:  "create",
 				Usage: "create or update a topic on every broker group of a cluster",
 				Flags: []ucli.Flag{
-					namesrvFlag(),
-					&ucli.StringFlag{Name: "topic", Aliases: []string{"t"}, Required: true},
+					namesrvFlag(), topicFlag(),
 					&ucli.IntFlag{Name: "queues", Aliases: []string{"q"}, Value: 8, Usage: "read and write queue count"},
 					&ucli.IntFlag{Name: "perm", Value: 6, Usage: "permission bits: 4 read, 2 write"},
 					&ucli.StringFlag{Name: "cluster", Aliases: []string{"c"}, Usage: "only this cluster's groups (default all)"},
@@ -105,61 +69,54 @@ func topicCommand() *ucli.Command {
 			{
 				Name:   "route",
 				Usage:  "show a topic's route: queues per broker group and the group's nodes",
-				Flags:  []ucli.Flag{namesrvFlag(), &ucli.StringFlag{Name: "topic", Aliases: []string{"t"}, Required: true}},
+				Flags:  []ucli.Flag{namesrvFlag(), topicFlag()},
 				Action: withAdmin(topicRoute),
+			},
+			{
+				Name:  "delete",
+				Usage: "delete a topic from every broker group of a cluster and from the name servers",
+				Flags: []ucli.Flag{namesrvFlag(), topicFlag(),
+					&ucli.StringFlag{Name: "cluster", Aliases: []string{"c"}, Usage: "only this cluster's groups (default all)"}},
+				Action: withAdmin(topicDelete),
 			},
 		},
 	}
 }
 
-func topicCreate(c *ucli.Context, a *admin) error {
-	ci, err := a.clusterInfo()
+func topicCreate(ctx context.Context, c *ucli.Context, a *client.Admin) error {
+	placed, err := a.CreateTopic(ctx, client.TopicConfig{Topic: c.String("topic"), Queues: c.Int("queues"),
+		Perm: c.Int("perm"), Order: c.Bool("order"), Cluster: c.String("cluster")})
+	for _, p := range placed {
+		fmt.Fprintf(c.App.Writer, "created topic %s on %s (%s, %d queues)\n", c.String("topic"), p.BrokerName, p.Addr, c.Int("queues"))
+	}
+	return err
+}
+
+func topicDelete(ctx context.Context, c *ucli.Context, a *client.Admin) error {
+	placed, err := a.DeleteTopic(ctx, c.String("topic"), c.String("cluster"))
+	for _, p := range placed {
+		fmt.Fprintf(c.App.Writer, "deleted topic %s from %s (%s)\n", c.String("topic"), p.BrokerName, p.Addr)
+	}
+	if err == nil {
+		fmt.Fprintf(c.App.Writer, "deleted topic %s from the name servers\n", c.String("topic"))
+	}
+	return err
+}
+
+func topicList(ctx context.Context, c *ucli.Context, a *client.Admin) error {
+	topics, err := a.ListTopics(ctx)
 	if err != nil {
 		return err
 	}
-	q := strconv.Itoa(c.Int("queues"))
-	ext := map[string]string{
-		"topic": c.String("topic"), "defaultTopic": "TBW102", "readQueueNums": q, "writeQueueNums": q,
-		"perm": strconv.Itoa(c.Int("perm")), "topicFilterType": "SINGLE_TAG", "topicSysFlag": "0",
-		"order": strconv.FormatBool(c.Bool("order")),
-	}
-	created := 0
-	for _, name := range sortedKeys(ci.BrokerAddrTable) {
-		bd := ci.BrokerAddrTable[name]
-		if cl := c.String("cluster"); cl != "" && bd.Cluster != cl {
-			continue
-		}
-		addr, ok := bd.BrokerAddrs[0]
-		if !ok {
-			return fmt.Errorf("broker group %s has no leader address", name)
-		}
-		if _, err := a.call(addr, remoting.NewRequest(remoting.ReqUpdateAndCreateTopic, ext, nil)); err != nil {
-			return err
-		}
-		fmt.Fprintf(c.App.Writer, "created topic %s on %s (%s, %s queues)\n", c.String("topic"), name, addr, q)
-		created++
-	}
-	if created == 0 {
-		return fmt.Errorf("no broker group found (cluster %q)", c.String("cluster"))
-	}
-	return nil
-}
-
-func topicList(c *ucli.Context, a *admin) error {
-	var tl namesrv.TopicList
-	if err := a.callJSON(a.ns, remoting.NewRequest(remoting.ReqGetAllTopicListFromNameServer, nil, nil), &tl); err != nil {
-		return err
-	}
-	for _, t := range tl.TopicList {
+	for _, t := range topics {
 		fmt.Fprintln(c.App.Writer, t)
 	}
 	return nil
 }
 
-func topicRoute(c *ucli.Context, a *admin) error {
-	var rd namesrv.TopicRouteData
-	req := remoting.NewRequest(remoting.ReqGetRouteInfoByTopic, map[string]string{"topic": c.String("topic")}, nil)
-	if err := a.callJSON(a.ns, req, &rd); err != nil {
+func topicRoute(ctx context.Context, c *ucli.Context, a *client.Admin) error {
+	rd, err := a.Route(ctx, c.String("topic"))
+	if err != nil {
 		return err
 	}
 	w := tabwriter.NewWriter(c.App.Writer, 0, 4, 2, ' ', 0)
@@ -177,28 +134,11 @@ func topicRoute(c *ucli.Context, a *admin) error {
 }
 
 func formatAddrs(m map[int64]string) string {
-	ids := make([]int64, 0, len(m))
-	for id := range m {
-		ids = append(ids, id)
+	var parts []string
+	for _, id := range slices.Sorted(maps.Keys(m)) {
+		parts = append(parts, fmt.Sprintf("%d=%s", id, m[id]))
 	}
-	slices.Sort(ids)
-	s := ""
-	for i, id := range ids {
-		if i > 0 {
-			s += " "
-		}
-		s += fmt.Sprintf("%d=%s", id, m[id])
-	}
-	return s
-}
-
-func sortedKeys[V any](m map[string]V) []string {
-	out := make([]string, 0, len(m))
-	for k := range m {
-		out = append(out, k)
-	}
-	slices.Sort(out)
-	return out
+	return strings.Join(parts, " ")
 }
 
 func clusterCommand() *ucli.Command {
@@ -221,43 +161,26 @@ type nodeStatus struct {
 	err         error
 }
 
-func clusterStatus(c *ucli.Context, a *admin) error {
-	ci, err := a.clusterInfo()
+func clusterStatus(ctx context.Context, c *ucli.Context, a *client.Admin) error {
+	ci, err := a.ClusterInfo(ctx)
 	if err != nil {
 		return err
 	}
 	var rows []nodeStatus
-	for _, name := range sortedKeys(ci.BrokerAddrTable) {
+	for _, name := range slices.Sorted(maps.Keys(ci.BrokerAddrTable)) {
 		for _, addr := range ci.BrokerAddrTable[name].BrokerAddrs {
-			rows = append(rows, a.nodeStatus(name, addr))
+			table, err := a.BrokerRuntime(ctx, addr)
+			rows = append(rows, nodeStatus{group: name, addr: addr, table: table, err: err})
 		}
 	}
 	slices.SortFunc(rows, func(x, y nodeStatus) int {
 		if x.group != y.group {
-			return compareStrings(x.group, y.group)
+			return strings.Compare(x.group, y.group)
 		}
-		return compareStrings(x.addr, y.addr)
+		return strings.Compare(x.addr, y.addr)
 	})
 	printStatus(c.App.Writer, rows)
 	return nil
-}
-
-func compareStrings(a, b string) int {
-	switch {
-	case a < b:
-		return -1
-	case a > b:
-		return 1
-	}
-	return 0
-}
-
-func (a *admin) nodeStatus(group, addr string) nodeStatus {
-	var info struct {
-		Table map[string]string `json:"table"`
-	}
-	err := a.callJSON(addr, remoting.NewRequest(remoting.ReqGetBrokerRuntimeInfo, nil, nil), &info)
-	return nodeStatus{group: group, addr: addr, table: info.Table, err: err}
 }
 
 func printStatus(out io.Writer, rows []nodeStatus) {
@@ -283,5 +206,112 @@ func printStatus(out io.Writer, rows []nodeStatus) {
 		fmt.Fprintf(w, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n", r.group, t["raftNodeId"], r.addr, t["raftState"],
 			t["raftTerm"], t["raftCommitIndex"], t["raftAppliedIndex"], lag)
 	}
+	w.Flush()
+}
+
+func groupCommand() *ucli.Command {
+	return &ucli.Command{
+		Name:  "group",
+		Usage: "inspect consumer groups",
+		Subcommands: []*ucli.Command{{
+			Name:  "progress",
+			Usage: "per queue: broker max offset, the group's committed offset and the lag",
+			Flags: []ucli.Flag{namesrvFlag(),
+				&ucli.StringFlag{Name: "group", Aliases: []string{"g"}, Required: true},
+				&ucli.StringSliceFlag{Name: "topic", Aliases: []string{"t"}, Usage: "only these topics (default all with an offset)"}},
+			Action: withAdmin(groupProgress),
+		}},
+	}
+}
+
+func groupProgress(ctx context.Context, c *ucli.Context, a *client.Admin) error {
+	prog, err := a.ConsumerGroupProgress(ctx, c.String("group"), c.StringSlice("topic")...)
+	if err != nil {
+		return err
+	}
+	w := tabwriter.NewWriter(c.App.Writer, 0, 4, 2, ' ', 0)
+	fmt.Fprintln(w, "TOPIC\tBROKER\tQUEUE\tBROKER OFFSET\tCONSUMER OFFSET\tLAG")
+	var total int64
+	for _, p := range prog {
+		co := strconv.FormatInt(p.ConsumerOffset, 10)
+		if p.ConsumerOffset < 0 {
+			co = "-"
+		}
+		fmt.Fprintf(w, "%s\t%s\t%d\t%d\t%s\t%d\n", p.Queue.Topic, p.Queue.BrokerName, p.Queue.QueueID, p.BrokerOffset, co, p.Lag)
+		total += p.Lag
+	}
+	fmt.Fprintf(w, "total lag\t\t\t\t\t%d\n", total)
+	return w.Flush()
+}
+
+func messageCommand() *ucli.Command {
+	return &ucli.Command{
+		Name:  "message",
+		Usage: "look messages up",
+		Subcommands: []*ucli.Command{
+			{
+				Name:  "query",
+				Usage: "find a topic's messages by key",
+				Flags: []ucli.Flag{namesrvFlag(), topicFlag(),
+					&ucli.StringFlag{Name: "key", Aliases: []string{"k"}, Required: true},
+					&ucli.DurationFlag{Name: "since", Value: 72 * time.Hour, Usage: "how far back to look"},
+					&ucli.IntFlag{Name: "max", Value: 32, Usage: "at most this many per broker group"}},
+				Action: withAdmin(messageQuery),
+			},
+			{
+				Name:   "view",
+				Usage:  "show a message by its offset message id (the send result's offsetMsgId)",
+				Flags:  []ucli.Flag{namesrvFlag(), &ucli.StringFlag{Name: "id", Required: true}},
+				Action: withAdmin(messageView),
+			},
+		},
+	}
+}
+
+func messageQuery(ctx context.Context, c *ucli.Context, a *client.Admin) error {
+	msgs, err := a.QueryMessageByKey(ctx, c.String("topic"), c.String("key"), time.Now().Add(-c.Duration("since")), time.Time{}, c.Int("max"))
+	if err != nil {
+		return err
+	}
+	w := tabwriter.NewWriter(c.App.Writer, 0, 4, 2, ' ', 0)
+	fmt.Fprintln(w, "MSGID\tOFFSET MSGID\tQUEUE\tOFFSET\tSTORED\tTAGS\tKEYS")
+	for _, m := range msgs {
+		fmt.Fprintf(w, "%s\t%s\t%d\t%d\t%s\t%s\t%s\n", m.UniqKey(), m.MsgID(), m.QueueID, m.QueueOffset,
+			time.UnixMilli(m.StoreTimestamp).Format(time.RFC3339Nano), m.Tags(), strings.Join(m.Keys(), " "))
+	}
+	if err := w.Flush(); err != nil {
+		return err
+	}
+	if len(msgs) == 0 {
+		return fmt.Errorf("no message of %s with key %q", c.String("topic"), c.String("key"))
+	}
+	return nil
+}
+
+func messageView(ctx context.Context, c *ucli.Context, a *client.Admin) error {
+	m, err := a.ViewMessageByID(ctx, c.String("id"))
+	if err != nil {
+		return err
+	}
+	printMessage(c.App.Writer, m)
+	return nil
+}
+
+func printMessage(out io.Writer, m *message.MessageExt) {
+	w := tabwriter.NewWriter(out, 0, 4, 2, ' ', 0)
+	fmt.Fprintf(w, "topic:\t%s\n", m.Topic)
+	fmt.Fprintf(w, "msgId:\t%s\n", m.UniqKey())
+	fmt.Fprintf(w, "offsetMsgId:\t%s\n", m.MsgID())
+	fmt.Fprintf(w, "queue:\t%d\n", m.QueueID)
+	fmt.Fprintf(w, "queue offset:\t%d\n", m.QueueOffset)
+	fmt.Fprintf(w, "tags:\t%s\n", m.Tags())
+	fmt.Fprintf(w, "keys:\t%s\n", strings.Join(m.Keys(), " "))
+	fmt.Fprintf(w, "born:\t%s at %s\n", m.BornHost, time.UnixMilli(m.BornTimestamp).Format(time.RFC3339Nano))
+	fmt.Fprintf(w, "stored:\t%s at %s\n", m.StoreHost, time.UnixMilli(m.StoreTimestamp).Format(time.RFC3339Nano))
+	fmt.Fprintf(w, "reconsume times:\t%d\n", m.ReconsumeTimes)
+	for _, k := range slices.Sorted(maps.Keys(m.Properties)) {
+		fmt.Fprintf(w, "property %s:\t%s\n", k, m.Properties[k])
+	}
+	fmt.Fprintf(w, "body (%d bytes):\t%s\n", len(m.Body), m.Body)
 	w.Flush()
 }

@@ -1,0 +1,134 @@
+package cli
+
+import (
+	"bufio"
+	"context"
+	"fmt"
+	"io"
+	"os"
+	"strings"
+	"time"
+
+	ucli "github.com/urfave/cli/v2"
+
+	"github.com/raftmq/raftmq/client"
+	"github.com/raftmq/raftmq/message"
+)
+
+func sendCommand() *ucli.Command {
+	return &ucli.Command{
+		Name:      "send",
+		Usage:     "send messages with the raftmq SDK: --body, or one message per line of stdin",
+		ArgsUsage: " ",
+		Flags: []ucli.Flag{
+			namesrvFlag(), topicFlag(),
+			&ucli.StringFlag{Name: "body", Aliases: []string{"b"}, Usage: "message body (default: read stdin, one message per line)"},
+			&ucli.StringFlag{Name: "tag", Usage: "message tag"},
+			&ucli.StringFlag{Name: "keys", Aliases: []string{"k"}, Usage: "message keys, comma- or space-separated"},
+			&ucli.StringSliceFlag{Name: "property", Aliases: []string{"p"}, Usage: "user property key=value (repeatable)"},
+			&ucli.IntFlag{Name: "count", Aliases: []string{"c"}, Value: 1, Usage: "send each body this many times"},
+			&ucli.IntFlag{Name: "delay-level", Usage: "delay level 1..18 (1s 5s 10s 30s 1m ... 2h)"},
+			&ucli.StringFlag{Name: "group", Aliases: []string{"g"}, Value: "raftmq-cli-producer", Usage: "producer group"},
+			&ucli.DurationFlag{Name: "timeout", Value: client.DefaultSendTimeout, Usage: "per-send timeout, retries and failover included"},
+		},
+		Action: sendAction,
+	}
+}
+
+func sendAction(c *ucli.Context) error {
+	tmpl, err := messageTemplate(c)
+	if err != nil {
+		return err
+	}
+	p, err := client.NewProducer(client.WithNameServers(c.String("namesrv")), client.WithGroup(c.String("group")),
+		client.WithSendTimeout(c.Duration("timeout")))
+	if err != nil {
+		return err
+	}
+	ctx := c.Context
+	if err := p.Start(ctx); err != nil {
+		return err
+	}
+	defer func() {
+		closeCtx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer cancel()
+		_ = p.Close(closeCtx)
+	}()
+	send := func(body []byte) error {
+		for range max(1, c.Int("count")) {
+			m := tmpl.copyWith(body)
+			res, err := p.Send(ctx, m)
+			if err != nil {
+				return err
+			}
+			fmt.Fprintf(c.App.Writer, "%s msgId=%s offsetMsgId=%s queue=%s#%d offset=%d\n", res.Status, res.MsgID,
+				res.OffsetMsgID, res.Queue.BrokerName, res.Queue.QueueID, res.QueueOffset)
+		}
+		return nil
+	}
+	if c.IsSet("body") {
+		return send([]byte(c.String("body")))
+	}
+	return eachLine(stdin(c), send)
+}
+
+// stdin is the app's reader (tests set c.App.Reader), else os.Stdin.
+func stdin(c *ucli.Context) io.Reader {
+	if c.App.Reader != nil {
+		return c.App.Reader
+	}
+	return os.Stdin
+}
+
+// eachLine calls f with every non-empty line of r.
+func eachLine(r io.Reader, f func([]byte) error) error {
+	sc := bufio.NewScanner(r)
+	sc.Buffer(make([]byte, 64<<10), client.DefaultMaxMessageSize)
+	for sc.Scan() {
+		if len(sc.Bytes()) == 0 {
+			continue
+		}
+		if err := f([]byte(sc.Text())); err != nil {
+			return err
+		}
+	}
+	return sc.Err()
+}
+
+// template is what every message of one send command shares.
+type template struct {
+	topic string
+	props map[string]string
+}
+
+func (t template) copyWith(body []byte) *message.Message {
+	props := make(map[string]string, len(t.props))
+	for k, v := range t.props {
+		props[k] = v
+	}
+	return &message.Message{Topic: t.topic, Properties: props, Body: body}
+}
+
+func messageTemplate(c *ucli.Context) (template, error) {
+	m := &message.Message{Topic: c.String("topic")}
+	if tag := c.String("tag"); tag != "" {
+		m.SetTags(tag)
+	}
+	if keys := strings.FieldsFunc(c.String("keys"), func(r rune) bool { return r == ',' || r == ' ' }); len(keys) > 0 {
+		m.SetKeys(keys)
+	}
+	if lvl := c.Int("delay-level"); lvl != 0 {
+		if lvl < 1 || lvl > 18 {
+			return template{}, fmt.Errorf("--delay-level %d is not in 1..18", lvl)
+		}
+		m.SetDelayLevel(lvl)
+	}
+	for _, kv := range c.StringSlice("property") {
+		k, v, ok := strings.Cut(kv, "=")
+		if !ok || k == "" {
+			return template{}, fmt.Errorf("--property %q is not key=value", kv)
+		}
+		m.SetProperty(k, v)
+	}
+	return template{topic: m.Topic, props: m.Properties}, nil
+}
