@@ -1,6 +1,6 @@
 // Command produce sends a few messages with the raftmq SDK to the cluster
 // `make run` starts (name server 127.0.0.1:9876): one sync send, async
-// sends, an ordered send per key, and a batch.
+// sends and a batch.
 //
 //	go run ./client/examples/produce -topic ExampleTopic -n 10
 package main
