@@ -1,0 +1,246 @@
+package client
+
+import (
+	"context"
+	"fmt"
+	"strconv"
+	"time"
+
+	"github.com/raftmq/raftmq/message"
+	"github.com/raftmq/raftmq/remoting"
+)
+
+// Pull sysFlag bits (RocketMQ's PullSysFlag). Frozen.
+const (
+	pullFlagCommitOffset = 1 << 0
+	pullFlagSuspend      = 1 << 1
+	pullFlagSubscription = 1 << 2
+)
+
+const (
+	// pullErrorBackoff is how long a queue waits after a pull failed with
+	// anything but a failover error (RocketMQ's 3 s).
+	pullErrorBackoff = 3 * time.Second
+	// failoverBackoff paces pulls while a group elects a leader.
+	failoverBackoff = 100 * time.Millisecond
+	// flowControlWait bounds a wait for the process queue to drain, so a
+	// drop is noticed.
+	flowControlWait = 50 * time.Millisecond
+)
+
+// startQueue starts the pull loop of mq from offset, or from the stored
+// (else the ConsumeFrom) offset when offset is negative. b.mu is held.
+func (b *consumerBase) startQueue(mq MessageQueue, offset int64, epoch uint64) *queueState {
+	ctx, cancel := context.WithCancel(b.runCtx)
+	qs := &queueState{mq: mq, pq: newProcessQueue(max(offset, 0)), epoch: epoch, cancel: cancel, done: make(chan struct{})}
+	b.pulls.Add(1)
+	go func() {
+		defer b.pulls.Done()
+		defer close(qs.done)
+		b.runQueue(ctx, qs, offset)
+	}()
+	return qs
+}
+
+// runQueue is one queue's pull loop: long-poll PULL_MESSAGE, hand what it
+// finds to deliver, pause while the process queue is full.
+func (b *consumerBase) runQueue(ctx context.Context, qs *queueState, offset int64) {
+	for offset < 0 {
+		off, err := b.initialOffset(ctx, qs.mq)
+		if err == nil {
+			offset = off
+			qs.pq.setNext(off)
+			break
+		}
+		b.c.log.Warn("queue start offset", "queue", qs.mq.String(), "error", err)
+		if sleepCtx(ctx, pullErrorBackoff) != nil {
+			return
+		}
+	}
+	node := 0
+	for ctx.Err() == nil {
+		if qs.pq.full(&b.cs) {
+			waitChanged(ctx, qs.pq.changed, flowControlWait)
+			continue
+		}
+		next, err := b.pullOnce(ctx, qs, offset, &node)
+		if err != nil {
+			if ctx.Err() != nil {
+				return
+			}
+			wait := pullErrorBackoff
+			if isFailover(err) {
+				wait = failoverBackoff
+			}
+			b.c.log.Debug("pull failed", "queue", qs.mq.String(), "error", err)
+			if sleepCtx(ctx, wait) != nil {
+				return
+			}
+			continue
+		}
+		offset = next
+	}
+}
+
+// pullOnce pulls mq from offset once and returns the next offset. node
+// picks the address (leader first); it moves on after a failover error.
+func (b *consumerBase) pullOnce(ctx context.Context, qs *queueState, offset int64, node *int) (int64, error) {
+	addrs, err := b.leaderAddrs(ctx, qs.mq)
+	if err != nil {
+		return offset, err
+	}
+	addr := addrs[*node%len(addrs)]
+	pctx, cancel := context.WithTimeout(ctx, b.cs.suspend+b.cfg.requestTimeout+5*time.Second)
+	defer cancel()
+	resp, err := b.c.invoke(pctx, addr, b.pullRequest(qs, offset))
+	if err != nil {
+		*node++
+		_, _ = b.c.routes.refresh(ctx, qs.mq.Topic)
+		return offset, err
+	}
+	next, perr := strconv.ParseInt(resp.ExtFields["nextBeginOffset"], 10, 64)
+	switch resp.Code {
+	case remoting.ResSuccess:
+		if perr != nil {
+			return offset, fmt.Errorf("client: pull %s: bad nextBeginOffset", qs.mq)
+		}
+		return next, b.found(ctx, qs, resp, next)
+	case remoting.ResPullNotFound, remoting.ResPullRetryImmediately, remoting.ResPullOffsetMoved:
+		if perr != nil {
+			return offset, fmt.Errorf("client: pull %s: bad nextBeginOffset", qs.mq)
+		}
+		if resp.Code == remoting.ResPullOffsetMoved {
+			b.c.log.Warn("pull offset moved", "queue", qs.mq.String(), "from", offset, "to", next)
+			qs.pq.setNext(next)
+		} else {
+			qs.pq.add(nil, next)
+		}
+		return next, nil
+	}
+	err = &Error{Code: resp.Code, Remark: resp.Remark, Request: remoting.ReqPullMessage, Addr: addr}
+	if isFailover(err) {
+		*node++
+		_, _ = b.c.routes.refresh(ctx, qs.mq.Topic)
+	}
+	return offset, err
+}
+
+// found decodes a pull's messages, drops those the subscription does not
+// want (the broker filters by tag hash only), caches the rest in the
+// process queue and delivers them.
+func (b *consumerBase) found(ctx context.Context, qs *queueState, resp *remoting.Command, next int64) error {
+	msgs, err := message.DecodeExtOpts{Decompress: true}.DecodeExts(resp.Body)
+	if err != nil {
+		return fmt.Errorf("client: pull %s: %w", qs.mq, err)
+	}
+	b.mu.Lock()
+	sub := b.subs[qs.mq.Topic]
+	b.mu.Unlock()
+	kept := msgs[:0]
+	for _, m := range msgs {
+		m.SetProperty(message.PropertyMinOffset, resp.ExtFields["minOffset"])
+		m.SetProperty(message.PropertyMaxOffset, resp.ExtFields["maxOffset"])
+		if sub == nil || sub.matches(m) {
+			kept = append(kept, m)
+		}
+	}
+	qs.pq.add(kept, next)
+	if len(kept) > 0 {
+		b.deliver(ctx, qs, kept)
+	}
+	return nil
+}
+
+// pullRequest builds PULL_MESSAGE: long polling, the subscription, and, for
+// a clustering push consumer, the offset to commit.
+func (b *consumerBase) pullRequest(qs *queueState, offset int64) *remoting.Command {
+	b.mu.Lock()
+	sub := b.subs[qs.mq.Topic]
+	b.mu.Unlock()
+	expr, version := "*", int64(0)
+	if sub != nil {
+		expr, version = sub.expr, sub.version
+	}
+	flag := int32(pullFlagSuspend | pullFlagSubscription)
+	commit := int64(0)
+	if b.cs.model == Clustering && !b.active {
+		if commit = qs.pq.commitOffset(); commit > 0 {
+			flag |= pullFlagCommitOffset
+		}
+	}
+	ext := map[string]string{
+		"consumerGroup": b.cfg.group, "topic": qs.mq.Topic, "queueId": strconv.Itoa(int(qs.mq.QueueID)),
+		"queueOffset": strconv.FormatInt(offset, 10), "maxMsgNums": strconv.Itoa(b.cs.pullBatch),
+		"sysFlag": strconv.Itoa(int(flag)), "commitOffset": strconv.FormatInt(commit, 10),
+		"suspendTimeoutMillis": strconv.FormatInt(b.cs.suspend.Milliseconds(), 10),
+		"subscription":         expr, "subVersion": strconv.FormatInt(version, 10), "expressionType": "TAG",
+		"bname": qs.mq.BrokerName,
+	}
+	return remoting.NewRequest(remoting.ReqPullMessage, ext, nil)
+}
+
+// initialOffset is where a newly assigned queue starts: the stored
+// offset, else ConsumeFrom (RocketMQ's computePullFromWhere).
+func (b *consumerBase) initialOffset(ctx context.Context, mq MessageQueue) (int64, error) {
+	off, ok, err := b.store.read(ctx, mq)
+	if err != nil || ok {
+		return off, err
+	}
+	return b.offsetFromWhere(ctx, mq, b.cs.from)
+}
+
+// offsetFromWhere resolves from on mq: last → GET_MAX_OFFSET (0 for a
+// retry topic), first → 0 (a moved offset is corrected by the broker's
+// OFFSET_MOVED answer), timestamp → SEARCH_OFFSET_BY_TIMESTAMP.
+func (b *consumerBase) offsetFromWhere(ctx context.Context, mq MessageQueue, from ConsumeFrom) (int64, error) {
+	retry := len(mq.Topic) > len("%RETRY%") && mq.Topic[:len("%RETRY%")] == "%RETRY%"
+	switch from.String() {
+	case ConsumeFromFirst().where:
+		return 0, nil
+	case ConsumeFromTimestamp(time.Time{}).where:
+		if retry {
+			return b.queueOffset(ctx, mq, remoting.ReqGetMaxOffset, nil)
+		}
+		return b.searchOffset(ctx, mq, from.at)
+	}
+	if retry {
+		return 0, nil
+	}
+	return b.queueOffset(ctx, mq, remoting.ReqGetMaxOffset, nil)
+}
+
+// searchOffset is SEARCH_OFFSET_BY_TIMESTAMP: the first offset stored at or
+// after t.
+func (b *consumerBase) searchOffset(ctx context.Context, mq MessageQueue, t time.Time) (int64, error) {
+	return b.queueOffset(ctx, mq, remoting.ReqSearchOffsetByTimestamp,
+		map[string]string{"timestamp": strconv.FormatInt(t.UnixMilli(), 10)})
+}
+
+// queueOffset asks mq's leader an offset question (GET_MAX_OFFSET,
+// SEARCH_OFFSET_BY_TIMESTAMP) answered in ext "offset".
+func (b *consumerBase) queueOffset(ctx context.Context, mq MessageQueue, code int16, extra map[string]string) (int64, error) {
+	ext := map[string]string{"topic": mq.Topic, "queueId": strconv.Itoa(int(mq.QueueID))}
+	for k, v := range extra {
+		ext[k] = v
+	}
+	resp, err := b.callLeader(ctx, mq, remoting.NewRequest(code, ext, nil))
+	if err != nil {
+		return 0, err
+	}
+	off, err := strconv.ParseInt(resp.ExtFields["offset"], 10, 64)
+	if err != nil {
+		return 0, fmt.Errorf("client: %s of %s: bad offset %q", remoting.CodeName(code), mq, resp.ExtFields["offset"])
+	}
+	return off, nil
+}
+
+// waitChanged waits for a signal on ch, at most d, or until ctx is done.
+func waitChanged(ctx context.Context, ch <-chan struct{}, d time.Duration) {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-ch:
+	case <-t.C:
+	case <-ctx.Done():
+	}
+}

@@ -1,0 +1,257 @@
+package client
+
+import (
+	"context"
+	"strconv"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/raftmq/raftmq/message"
+	"github.com/raftmq/raftmq/remoting"
+)
+
+// PushConsumer consumes subscribed topics by long-polling their queues and
+// calling a handler on a worker pool (RocketMQ's DefaultMQPushConsumer,
+// concurrent mode). Create it with NewPushConsumer, Subscribe, Start;
+// Close when done.
+//
+// In clustering (the default) the group's consumers split the queues
+// (WithAllocateStrategy), reallocating at start, every 20 s and when a
+// broker announces NOTIFY_CONSUMER_IDS_CHANGED; offsets are committed to
+// the brokers every 5 s and on Close. Delivery is at least once: the
+// committed offset of a queue is its smallest unacknowledged offset, so a
+// message being retried holds it back and a restart or a rebalance
+// redelivers from there.
+type PushConsumer struct {
+	b *consumerBase
+
+	tasks    chan consumeTask
+	stopWork chan struct{}
+	stopping atomic.Bool
+	workers  sync.WaitGroup
+	retries  sync.WaitGroup
+	hctx     context.Context // handlers' context: cancelled when Close gives up waiting
+	hcancel  context.CancelFunc
+	once     sync.Once
+}
+
+// consumeTask is one handler call's batch, all of one queue.
+type consumeTask struct {
+	qs   *queueState
+	msgs []*message.MessageExt
+}
+
+// NewPushConsumer returns a push consumer of group configured by opts. It
+// does no I/O.
+func NewPushConsumer(group string, opts ...Option) (*PushConsumer, error) {
+	p := &PushConsumer{stopWork: make(chan struct{})}
+	b, err := newConsumerBase(group, opts, false, "push-consumer")
+	if err != nil {
+		return nil, err
+	}
+	p.b = b
+	b.deliver = p.deliver
+	p.tasks = make(chan consumeTask, b.cs.goroutines)
+	p.hctx, p.hcancel = context.WithCancel(context.Background())
+	return p, nil
+}
+
+// ClientID is the consumer's client id (ip@instance), as the group's
+// consumer list shows it.
+func (p *PushConsumer) ClientID() string { return p.b.c.clientID }
+
+// Subscribe consumes topic's messages whose tag matches expr ("*" or ""
+// for all, "A || B" for either tag) with h. Call it before Start; a second
+// call for a topic replaces the first.
+func (p *PushConsumer) Subscribe(topic, expr string, h MessageHandler) error {
+	if h == nil {
+		return ErrInvalidOption
+	}
+	return p.b.subscribe(topic, expr, h)
+}
+
+// Start starts the workers, fetches the routes (failing with ErrNoRoute
+// for an unknown topic), heartbeats the brokers, takes the consumer's
+// share of queues and starts pulling them.
+func (p *PushConsumer) Start(ctx context.Context) error {
+	p.once.Do(func() {
+		for range p.b.cs.goroutines {
+			p.workers.Add(1)
+			go p.work()
+		}
+	})
+	if err := p.b.start(ctx); err != nil {
+		_ = p.Close(ctx)
+		return err
+	}
+	return nil
+}
+
+// Assignment returns the queues this consumer currently pulls, sorted.
+func (p *PushConsumer) Assignment() []MessageQueue { return p.b.assignment() }
+
+// Close stops pulling, waits for the handlers running (their context is
+// cancelled when ctx is done), commits the offsets and closes the
+// connections; the brokers then tell the group to rebalance. Batches
+// pulled but not yet handed to a handler are left to the next owner of
+// their queue.
+func (p *PushConsumer) Close(ctx context.Context) error {
+	return p.b.shutdown(ctx, p.finish)
+}
+
+func (p *PushConsumer) finish(ctx context.Context) {
+	p.stopping.Store(true)
+	close(p.stopWork)
+	done := make(chan struct{})
+	go func() {
+		p.workers.Wait()
+		p.retries.Wait()
+		close(done)
+	}()
+	select {
+	case <-done:
+	case <-ctx.Done():
+		p.hcancel()
+		<-done
+	}
+	p.hcancel()
+}
+
+// deliver queues msgs for the workers in batches; it returns false when
+// ctx ends first.
+func (p *PushConsumer) deliver(ctx context.Context, qs *queueState, msgs []*message.MessageExt) bool {
+	n := p.b.cs.batchSize
+	for i := 0; i < len(msgs); i += n {
+		t := consumeTask{qs: qs, msgs: msgs[i:min(i+n, len(msgs))]}
+		select {
+		case p.tasks <- t:
+		case <-ctx.Done():
+			return false
+		}
+	}
+	return true
+}
+
+func (p *PushConsumer) work() {
+	defer p.workers.Done()
+	for {
+		select {
+		case <-p.stopWork:
+			return
+		case t := <-p.tasks:
+			if !p.stopping.Load() {
+				p.consume(t)
+			}
+		}
+	}
+}
+
+// consume runs the handler on one batch and acknowledges or retries it.
+func (p *PushConsumer) consume(t consumeTask) {
+	if t.qs.pq.isDropped() {
+		return // the queue is someone else's now
+	}
+	rt := RetryTopic(p.b.cfg.group)
+	for _, m := range t.msgs {
+		if orig := m.Property(message.PropertyRetryTopic); orig != "" && m.Topic == rt {
+			m.Topic = orig // as RocketMQ's resetRetryTopic
+		}
+	}
+	if p.handle(t.msgs) == ConsumeSuccess {
+		t.qs.pq.remove(t.msgs)
+		return
+	}
+	p.retry(t)
+}
+
+// handle calls the subscription's handler; a panic is a retry.
+func (p *PushConsumer) handle(msgs []*message.MessageExt) (res ConsumeResult) {
+	p.b.mu.Lock()
+	sub := p.b.subs[msgs[0].Topic]
+	if sub == nil || sub.handler == nil {
+		for _, s := range p.b.subs {
+			if s.handler != nil {
+				sub = s
+				break
+			}
+		}
+	}
+	p.b.mu.Unlock()
+	if sub == nil {
+		return ConsumeRetryLater
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			p.b.c.log.Error("handler panicked", "topic", msgs[0].Topic, "panic", r)
+			res = ConsumeRetryLater
+		}
+	}()
+	return sub.handler(p.hctx, msgs)
+}
+
+// retry sends a failed batch back to the broker (CONSUMER_SEND_MSG_BACK)
+// message by message; those it could not send back stay in the process
+// queue, holding the committed offset, and are consumed again locally
+// after the local retry delay with reconsumeTimes+1, as RocketMQ does. In
+// broadcasting failed messages are dropped, as in RocketMQ.
+func (p *PushConsumer) retry(t consumeTask) {
+	if p.b.cs.model == Broadcasting {
+		p.b.c.log.Warn("broadcasting: dropping messages the handler failed", "queue", t.qs.mq.String(), "count", len(t.msgs))
+		t.qs.pq.remove(t.msgs)
+		return
+	}
+	var sent, kept []*message.MessageExt
+	for _, m := range t.msgs {
+		if err := p.sendBack(t.qs.mq, m); err != nil {
+			p.b.c.log.Debug("send back failed, retrying locally", "msgId", m.MsgID(), "error", err)
+			m.ReconsumeTimes++
+			kept = append(kept, m)
+			continue
+		}
+		sent = append(sent, m)
+	}
+	if len(sent) > 0 {
+		t.qs.pq.remove(sent)
+	}
+	if len(kept) == 0 {
+		return
+	}
+	p.retries.Add(1)
+	go func() {
+		defer p.retries.Done()
+		timer := time.NewTimer(p.b.cs.retryDelay)
+		defer timer.Stop()
+		select {
+		case <-timer.C:
+		case <-p.stopWork:
+			return
+		}
+		select {
+		case p.tasks <- consumeTask{qs: t.qs, msgs: kept}:
+		case <-p.stopWork:
+		}
+	}()
+}
+
+// sendBack is CONSUMER_SEND_MSG_BACK of m to the leader of its queue's
+// group: the broker stores it in %RETRY%group with delay level
+// 3+reconsumeTimes (delayLevel 0), or in %DLQ%group past the maximum.
+func (p *PushConsumer) sendBack(mq MessageQueue, m *message.MessageExt) error {
+	origin := m.Property(message.PropertyOriginMessageID)
+	if origin == "" {
+		origin = m.UniqKey()
+	}
+	if origin == "" {
+		origin = m.MsgID()
+	}
+	ext := map[string]string{
+		"group": p.b.cfg.group, "offset": strconv.FormatInt(m.CommitLogOffset, 10), "delayLevel": "0",
+		"originMsgId": origin, "originTopic": m.Topic, "unitMode": "false",
+		"maxReconsumeTimes": strconv.Itoa(p.b.cs.maxReconsume),
+	}
+	ctx, cancel := context.WithTimeout(p.hctx, p.b.cfg.requestTimeout)
+	defer cancel()
+	_, err := p.b.callLeader(ctx, mq, remoting.NewRequest(remoting.ReqConsumerSendMsgBack, ext, nil))
+	return err
+}

@@ -1,0 +1,134 @@
+package client
+
+import (
+	"context"
+	"encoding/json"
+	"maps"
+	"slices"
+
+	"github.com/raftmq/raftmq/remoting"
+)
+
+// rebalance reallocates every subscribed topic's queues (RocketMQ's
+// RebalanceImpl.doRebalance): broadcasting takes all of them, clustering
+// its share among the group's consumers, as GET_CONSUMER_LIST_BY_GROUP
+// lists them. A topic whose route or consumer list cannot be had keeps its
+// current queues until the next round.
+func (b *consumerBase) rebalance(ctx context.Context) {
+	b.mu.Lock()
+	if b.fixed || b.closed {
+		b.mu.Unlock()
+		return
+	}
+	topics := slices.Sorted(maps.Keys(b.subs))
+	b.mu.Unlock()
+	for _, t := range topics {
+		want, ok := b.allocate(ctx, t)
+		if ok {
+			b.reassign(t, want)
+		}
+	}
+}
+
+// allocate returns this consumer's share of topic's queues.
+func (b *consumerBase) allocate(ctx context.Context, topic string) ([]MessageQueue, bool) {
+	r, err := b.c.routes.refresh(ctx, topic)
+	if err != nil {
+		b.c.log.Debug("rebalance: no route", "topic", topic, "error", err)
+		return nil, false
+	}
+	if b.cs.model == Broadcasting {
+		return r.ReadQueues, true
+	}
+	ids, err := b.consumerIDs(ctx, r)
+	if err != nil {
+		b.c.log.Debug("rebalance: no consumer list", "topic", topic, "error", err)
+		return nil, false
+	}
+	if !slices.Contains(ids, b.c.clientID) {
+		// This node has not had our heartbeat yet: take nothing rather
+		// than a share computed without us; the next round fixes it.
+		return nil, false
+	}
+	b.mu.Lock()
+	b.lastSeen[topic] = ids
+	b.mu.Unlock()
+	return b.cs.allocate(b.cfg.group, b.c.clientID, r.ReadQueues, ids), true
+}
+
+// consumerIDs asks a node of the topic's route for the group's consumer
+// ids (sorted), the leaders first, moving on when one fails.
+func (b *consumerBase) consumerIDs(ctx context.Context, r *Route) ([]string, error) {
+	var lastErr error
+	for _, bd := range r.Data.BrokerDatas {
+		for _, addr := range brokerAddrs(bd) {
+			var body struct {
+				ConsumerIDList []string `json:"consumerIdList"`
+			}
+			req := remoting.NewRequest(remoting.ReqGetConsumerListByGroup, map[string]string{"consumerGroup": b.cfg.group}, nil)
+			resp, err := b.c.call(ctx, addr, req)
+			if err == nil {
+				err = json.Unmarshal(resp.Body, &body)
+			}
+			if err == nil {
+				slices.Sort(body.ConsumerIDList)
+				return slices.Compact(body.ConsumerIDList), nil
+			}
+			lastErr = err
+			if ctx.Err() != nil {
+				return nil, err
+			}
+		}
+	}
+	if lastErr == nil {
+		lastErr = ErrBrokerNotFound
+	}
+	return nil, lastErr
+}
+
+// reassign starts pull loops for the queues of topic newly in want and
+// stops (committing their offsets) those no longer in it.
+func (b *consumerBase) reassign(topic string, want []MessageQueue) {
+	b.mu.Lock()
+	if b.closed {
+		b.mu.Unlock()
+		return
+	}
+	var gone []*queueState
+	for mq, qs := range b.queues {
+		if mq.Topic == topic && !slices.Contains(want, mq) {
+			gone = append(gone, qs)
+			delete(b.queues, mq)
+		}
+	}
+	for _, mq := range want {
+		if _, ok := b.queues[mq]; !ok {
+			b.queues[mq] = b.startQueue(mq, -1, 0)
+		}
+	}
+	b.mu.Unlock()
+	b.release(gone)
+}
+
+// release stops the pull loops of queues no longer ours and commits their
+// offsets, so the consumer that takes them over starts where we stopped.
+func (b *consumerBase) release(gone []*queueState) {
+	if len(gone) == 0 {
+		return
+	}
+	for _, qs := range gone {
+		qs.cancel()
+		qs.pq.drop()
+	}
+	for _, qs := range gone {
+		<-qs.done
+	}
+	if b.active {
+		return
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), b.cfg.requestTimeout)
+	defer cancel()
+	if err := b.commit(ctx, gone); err != nil {
+		b.c.log.Warn("commit released queues", "error", err)
+	}
+}
