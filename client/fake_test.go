@@ -4,7 +4,10 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"net"
+	"strings"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -15,8 +18,12 @@ import (
 
 // fakeServer is a remoting server on loopback with scripted handlers.
 type fakeServer struct {
-	srv  *remoting.Server
-	addr string
+	srv        *remoting.Server
+	addr       string
+	routeCalls atomic.Int32
+
+	mu         sync.Mutex
+	heartbeats []heartbeatData
 }
 
 func startFake(t *testing.T) *fakeServer {
@@ -52,6 +59,7 @@ func fakeCluster(t *testing.T, codes ...int16) (ns, broker *fakeServer, sends *a
 	}
 	body, _ := json.Marshal(route)
 	ns.srv.HandleFunc(remoting.ReqGetRouteInfoByTopic, func(_ context.Context, _ *remoting.Conn, req *remoting.Command) *remoting.Command {
+		ns.routeCalls.Add(1)
 		if req.ExtFields["topic"] != "T" {
 			return remoting.NewResponse(req, remoting.ResTopicNotExist, "no such topic")
 		}
@@ -60,6 +68,12 @@ func fakeCluster(t *testing.T, codes ...int16) (ns, broker *fakeServer, sends *a
 		return resp
 	})
 	broker.srv.HandleFunc(remoting.ReqHeartBeat, func(_ context.Context, _ *remoting.Conn, req *remoting.Command) *remoting.Command {
+		var hb heartbeatData
+		if err := json.Unmarshal(req.Body, &hb); err == nil {
+			broker.mu.Lock()
+			broker.heartbeats = append(broker.heartbeats, hb)
+			broker.mu.Unlock()
+		}
 		return remoting.NewResponse(req, remoting.ResSuccess, "")
 	})
 	broker.srv.HandleFunc(remoting.ReqSendMessageV2, func(_ context.Context, _ *remoting.Conn, req *remoting.Command) *remoting.Command {
@@ -139,4 +153,43 @@ func TestProducerNoRoute(t *testing.T) {
 	if _, err := p.Send(ctx, newMsg("Unknown", "x")); !errors.Is(err, ErrNoRoute) {
 		t.Fatalf("send to unknown topic: %v", err)
 	}
+}
+
+// TestProducerHeartbeatAndRefresh: the broker named by a route gets a
+// heartbeat with the producer group at once and then periodically; the
+// route is fetched again periodically.
+func TestProducerHeartbeatAndRefresh(t *testing.T) {
+	ns, broker, _ := fakeCluster(t)
+	p, err := NewProducer(WithNameServers(ns.addr), WithGroup("pg-hb"), WithInstanceName("hb"),
+		WithHeartbeatInterval(50*time.Millisecond), WithRouteRefreshInterval(50*time.Millisecond), WithLogger(testLogger(t)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := testCtx(t, 10*time.Second)
+	if err := p.Start(ctx); err != nil {
+		t.Fatal(err)
+	}
+	defer p.Close(ctx)
+	if !strings.HasSuffix(p.ClientID(), "@hb") {
+		t.Fatalf("client id %q", p.ClientID())
+	}
+	if _, err := p.Send(ctx, newMsg("T", "x")); err != nil {
+		t.Fatal(err)
+	}
+	routeCalls := ns.routeCalls.Load()
+	eventually(t, 5*time.Second, func() error {
+		broker.mu.Lock()
+		defer broker.mu.Unlock()
+		if len(broker.heartbeats) < 3 {
+			return fmt.Errorf("%d heartbeats", len(broker.heartbeats))
+		}
+		hb := broker.heartbeats[0]
+		if hb.ClientID != p.ClientID() || len(hb.ProducerDataSet) != 1 || hb.ProducerDataSet[0].GroupName != "pg-hb" {
+			return fmt.Errorf("heartbeat %+v", hb)
+		}
+		if n := ns.routeCalls.Load(); n < routeCalls+2 {
+			return fmt.Errorf("route fetched %d times after the send, want 2 more", n-routeCalls)
+		}
+		return nil
+	})
 }

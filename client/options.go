@@ -161,7 +161,9 @@ func WithLogger(l hclog.Logger) Option {
 }
 
 // WithSendTimeout bounds one send, all retries and failover included (a
-// context deadline that comes earlier wins). Default 3 s.
+// context deadline that comes earlier wins); one request of it may take a
+// third of it (at least 500 ms) before the send fails over to another
+// node. Default 3 s.
 func WithSendTimeout(d time.Duration) Option {
 	return optionFunc(func(s *settings) { s.sendTimeout = d })
 }

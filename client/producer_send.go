@@ -250,11 +250,11 @@ func (p *Producer) sendHeader(q MessageQueue, pm *prepared) map[string]string {
 }
 
 // sendOnce sends pm to queue q at addr and parses the answer. Each attempt
-// may use at most half the send timeout, so a node that hangs leaves time
-// to fail over.
+// may use at most a third of the send timeout (at least 500 ms), so a node
+// that hangs leaves time to fail over.
 func (p *Producer) sendOnce(ctx context.Context, addr string, q MessageQueue, pm *prepared) (SendResult, error) {
 	req := remoting.NewRequest(pm.code, p.sendHeader(q, pm), pm.body)
-	ctx, cancel := context.WithTimeout(ctx, max(p.cfg.sendTimeout/2, 500*time.Millisecond))
+	ctx, cancel := context.WithTimeout(ctx, max(p.cfg.sendTimeout/3, 500*time.Millisecond))
 	defer cancel()
 	if pm.oneway {
 		if err := p.c.remote.InvokeOneway(ctx, addr, req); err != nil {
