@@ -60,4 +60,13 @@
 // failed or answered slowly is skipped for a while), HashSelector for
 // per-key ordering, or any Selector. Bodies over 4 KiB are zlib-compressed;
 // each message gets a UNIQ_KEY (its msgId).
+//
+// # Administration
+//
+// Admin creates, lists and deletes topics (on every group of a cluster or
+// one), reads routes, cluster and per-node runtime info, reports a consumer
+// group's lag per queue, resets its offsets to a timestamp, and looks
+// messages up by key (every group, exact key matches) or by offsetMsgId (the
+// store host, else its group mates). The raftmq CLI's admin commands are
+// built on it.
 package client
