@@ -27,7 +27,8 @@ type consumerBase struct {
 	mu       sync.Mutex
 	subs     map[string]*subscription // topic → subscription
 	queues   map[MessageQueue]*queueState
-	fixed    bool // Assign: no rebalance
+	fixed    bool           // Assign: no rebalance
+	pending  []MessageQueue // Assign: queues to start at Start
 	started  bool
 	closed   bool
 	kick     chan struct{} // rebalance now
@@ -146,6 +147,7 @@ func (b *consumerBase) start(ctx context.Context) error {
 		return err
 	}
 	b.c.heartbeatAll(ctx)
+	b.startPending()
 	b.rebalance(ctx)
 	b.runLoops()
 	return nil
@@ -192,6 +194,18 @@ func (b *consumerBase) runLoops() {
 			}
 		}
 	}()
+}
+
+// startPending starts the pull loops of assigned queues.
+func (b *consumerBase) startPending() {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	for _, mq := range b.pending {
+		if _, ok := b.queues[mq]; !ok {
+			b.queues[mq] = b.startQueue(mq, -1, 0)
+		}
+	}
+	b.pending = nil
 }
 
 func (b *consumerBase) triggerRebalance() {

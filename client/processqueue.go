@@ -64,15 +64,6 @@ func (pq *processQueue) remove(msgs []*message.MessageExt) int64 {
 	return pq.commitOffsetLocked()
 }
 
-// clear forgets every cached message (a seek).
-func (pq *processQueue) clear() {
-	pq.mu.Lock()
-	defer pq.mu.Unlock()
-	pq.msgs = map[int64]*message.MessageExt{}
-	pq.bytes = 0
-	pq.signal()
-}
-
 func (pq *processQueue) signal() {
 	select {
 	case pq.changed <- struct{}{}:
@@ -128,11 +119,4 @@ func (pq *processQueue) isDropped() bool {
 	pq.mu.Lock()
 	defer pq.mu.Unlock()
 	return pq.dropped
-}
-
-// count returns the number of cached messages.
-func (pq *processQueue) count() int {
-	pq.mu.Lock()
-	defer pq.mu.Unlock()
-	return len(pq.msgs)
 }
