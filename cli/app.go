@@ -38,7 +38,7 @@ func App(out, errOut io.Writer) *ucli.App {
 			devCommand(),
 			topicCommand(),
 			clusterCommand(),
-			groupCommand(), messageCommand(), sendCommand(),
+			groupCommand(), messageCommand(), sendCommand(), consumeCommand(),
 		},
 	}
 }

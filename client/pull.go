@@ -108,14 +108,20 @@ func (p *PullConsumer) Assignment() []MessageQueue { return p.b.assignment() }
 // WithPullBatchSize messages), waiting for one until ctx is done. The
 // batch's queue position moves past it.
 func (p *PullConsumer) Poll(ctx context.Context) ([]*message.MessageExt, error) {
+	_, msgs, err := p.PollQueue(ctx)
+	return msgs, err
+}
+
+// PollQueue is Poll also returning the batch's queue (for Seek).
+func (p *PullConsumer) PollQueue(ctx context.Context) (MessageQueue, []*message.MessageExt, error) {
 	p.b.mu.Lock()
 	started, closed := p.b.started, p.b.closed
 	p.b.mu.Unlock()
 	switch {
 	case closed:
-		return nil, ErrClosed
+		return MessageQueue{}, nil, ErrClosed
 	case !started:
-		return nil, ErrNotStarted
+		return MessageQueue{}, nil, ErrNotStarted
 	}
 	for {
 		select {
@@ -124,11 +130,11 @@ func (p *PullConsumer) Poll(ctx context.Context) ([]*message.MessageExt, error) 
 				continue // a seek or a rebalance made it stale
 			}
 			fb.qs.pq.remove(fb.msgs)
-			return fb.msgs, nil
+			return fb.qs.mq, fb.msgs, nil
 		case <-ctx.Done():
-			return nil, ctx.Err()
+			return MessageQueue{}, nil, ctx.Err()
 		case <-p.b.stop:
-			return nil, ErrClosed
+			return MessageQueue{}, nil, ErrClosed
 		}
 	}
 }
