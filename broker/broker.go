@@ -49,6 +49,10 @@ type Broker struct {
 
 	stop    chan struct{}
 	stopped sync.Once
+	// bgMu orders starting background goroutines against Shutdown's
+	// wg.Wait: Serve may still be starting them when Shutdown runs.
+	bgMu    sync.Mutex
+	closing bool
 	wg      sync.WaitGroup
 	hooks   []func() // run on shutdown, after the listener stops
 }
@@ -222,6 +226,11 @@ func (b *Broker) ListenAndServe() error {
 
 // goBackground runs fn until Shutdown; fn must return when stop closes.
 func (b *Broker) goBackground(fn func(stop <-chan struct{})) {
+	b.bgMu.Lock()
+	defer b.bgMu.Unlock()
+	if b.closing {
+		return
+	}
 	b.wg.Add(1)
 	go func() {
 		defer b.wg.Done()
@@ -251,6 +260,9 @@ func (b *Broker) Shutdown(ctx context.Context) error {
 	var errs []error
 	b.stopped.Do(func() {
 		b.unregisterAll(ctx)
+		b.bgMu.Lock()
+		b.closing = true
+		b.bgMu.Unlock()
 		close(b.stop)
 		if err := b.rs.Shutdown(ctx); err != nil && !errors.Is(err, remoting.ErrServerClosed) {
 			errs = append(errs, err)

@@ -303,12 +303,18 @@ func (n *Node) Close() error {
 		n.closed = true
 		n.mu.Unlock()
 		close(n.done)
+		// The proposer stops first, while raft still runs: raft answers
+		// every future it accepted as long as it runs (committed, or
+		// ErrLeadershipLost when the leader steps down), but a future still
+		// queued inside raft at Shutdown is never answered, and waiting on
+		// it would hang Close for good.
+		stopped := n.prop == nil || n.prop.waitFor(10*time.Second)
 		if n.raft != nil {
 			n.raft.DeregisterObserver(n.observer)
 			err = n.raft.Shutdown().Error()
 		}
-		if n.prop != nil {
-			n.prop.wait()
+		if !stopped && !n.prop.waitFor(5*time.Second) {
+			n.log.Error("proposer did not stop: a raft future was never answered; closing anyway")
 		}
 		n.wg.Wait()
 		err = errors.Join(err, n.closeStores())

@@ -95,7 +95,19 @@ func (p *proposer) kick() {
 	}
 }
 
-func (p *proposer) wait() { p.wg.Wait() }
+// waitFor waits for the proposer's goroutines to exit, at most d.
+func (p *proposer) waitFor(d time.Duration) bool {
+	done := make(chan struct{})
+	go func() { p.wg.Wait(); close(done) }()
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-done:
+		return true
+	case <-t.C:
+		return false
+	}
+}
 
 // Propose replicates cmd through the group and returns once it is
 // committed and applied on this (leader) node. On a follower it returns a
