@@ -222,6 +222,8 @@ func TestInteropMixedGroup(t *testing.T) {
 	waitFor(t, 60*time.Second, func() bool {
 		mu.Lock()
 		defer mu.Unlock()
+		ours.mu.Lock()
+		defer ours.mu.Unlock()
 		for i := range n {
 			if !theirs[i] && ours.got[i] == nil {
 				return false
