@@ -2,6 +2,7 @@ package client
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"strconv"
 	"time"
@@ -69,7 +70,7 @@ func (b *consumerBase) runQueue(ctx context.Context, qs *queueState, offset int6
 				return
 			}
 			wait := pullErrorBackoff
-			if isFailover(err) {
+			if isFailover(err) || errors.Is(err, errMovedByFollower) {
 				wait = failoverBackoff
 			}
 			b.c.log.Debug("pull failed", "queue", qs.mq.String(), "error", err)
@@ -109,6 +110,12 @@ func (b *consumerBase) pullOnce(ctx context.Context, qs *queueState, offset int6
 		if perr != nil {
 			return offset, fmt.Errorf("client: pull %s: bad nextBeginOffset", qs.mq)
 		}
+		if resp.Code == remoting.ResPullOffsetMoved && next < offset && !b.isLeader(ctx, qs.mq, addr) {
+			// A node that is not (or no longer) the leader may lag, and
+			// a lagging node moves us back, to 0 even: ask the leader.
+			*node = 0
+			return offset, fmt.Errorf("%w: %s at %s", errMovedByFollower, qs.mq, addr)
+		}
 		if resp.Code == remoting.ResPullOffsetMoved {
 			b.c.log.Warn("pull offset moved", "queue", qs.mq.String(), "from", offset, "to", next)
 			qs.pq.setNext(next)
@@ -123,6 +130,21 @@ func (b *consumerBase) pullOnce(ctx context.Context, qs *queueState, offset int6
 		_, _ = b.c.routes.refresh(ctx, qs.mq.Topic)
 	}
 	return offset, err
+}
+
+// errMovedByFollower: a node other than the leader answered
+// PULL_OFFSET_MOVED backwards; the pull is retried at the leader.
+var errMovedByFollower = errors.New("client: offset moved back by a non-leader")
+
+// isLeader reports whether addr is the leader of mq's group in the
+// freshly refreshed route.
+func (b *consumerBase) isLeader(ctx context.Context, mq MessageQueue, addr string) bool {
+	r, err := b.c.routes.refresh(ctx, mq.Topic)
+	if err != nil {
+		return false
+	}
+	bd, ok := r.Broker(mq.BrokerName)
+	return ok && bd.BrokerAddrs[0] == addr
 }
 
 // found decodes a pull's messages, drops those the subscription does not
