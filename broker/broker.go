@@ -157,8 +157,10 @@ func (b *Broker) openNode() error {
 	}
 	rc.DataDir = filepath.Join(b.cfg.DataDir, "raft")
 	rc.Peers = rc.Peers[:0]
-	for _, p := range b.cfg.Peers {
-		rc.Peers = append(rc.Peers, dledger.Peer{ID: p.ID, Addr: p.RaftAddr})
+	if !b.cfg.Join {
+		for _, p := range b.cfg.Peers {
+			rc.Peers = append(rc.Peers, dledger.Peer{ID: p.ID, Addr: p.RaftAddr})
+		}
 	}
 	clc := commitlog.DefaultConfig()
 	if rc.CommitLog != nil {

@@ -49,6 +49,10 @@ type Config struct {
 	NodeID string
 	// Peers lists every node of the group, this one included.
 	Peers []Peer
+	// Join starts a node that is not in the group yet: it does not
+	// bootstrap from Peers but waits to be added (raftmq cluster add-voter)
+	// and catches up by snapshot and log. Ignored once it has raft state.
+	Join bool
 	// ListenAddr is the remoting listen address (default ":10911"); the
 	// advertised address is this node's RemotingAddr in Peers.
 	ListenAddr string

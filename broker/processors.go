@@ -14,11 +14,12 @@ type handlerFunc = func(ctx context.Context, c *remoting.Conn, req *remoting.Com
 // registerProcessors installs one processor per request code. Each group
 // of codes lives in its own file with a behaviour comment at its top.
 func (b *Broker) registerProcessors() {
-	b.registerSend()    // send.go
-	b.registerAdmin()   // admin.go
-	b.registerPull()    // pull.go
-	b.registerOffsets() // offsets.go
-	b.registerClients() // clients.go
+	b.registerSend()      // send.go
+	b.registerAdmin()     // admin.go
+	b.registerPull()      // pull.go
+	b.registerOffsets()   // offsets.go
+	b.registerClients()   // clients.go
+	b.registerRaftAdmin() // admin_raft.go
 }
 
 func (b *Broker) handle(code int16, h handlerFunc) { b.rs.HandleFunc(code, h) }

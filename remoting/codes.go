@@ -67,6 +67,14 @@ const (
 	ReqSendReplyMessage                 int16 = 324
 	ReqSendReplyMessageV2               int16 = 325
 	ReqPushReplyMessageToClient         int16 = 326 // broker → requester
+
+	// raftmq's own admin codes (not in RocketMQ): Raft membership and
+	// leadership of a broker group. RocketMQ brokers answer them
+	// REQUEST_CODE_NOT_SUPPORTED.
+	ReqRaftMembers            int16 = 9100
+	ReqRaftAddVoter           int16 = 9101
+	ReqRaftRemoveServer       int16 = 9102
+	ReqRaftTransferLeadership int16 = 9103
 )
 
 // Response codes (RocketMQ 4.x ResponseCode). Frozen.
@@ -157,6 +165,10 @@ var requestCodeNames = map[int16]string{
 	ReqSendMessageV2:                    "SEND_MESSAGE_V2",
 	ReqSendBatchMessage:                 "SEND_BATCH_MESSAGE",
 	ReqQueryConsumeQueue:                "QUERY_CONSUME_QUEUE",
+	ReqRaftMembers:                      "RAFTMQ_RAFT_MEMBERS",
+	ReqRaftAddVoter:                     "RAFTMQ_RAFT_ADD_VOTER",
+	ReqRaftRemoveServer:                 "RAFTMQ_RAFT_REMOVE_SERVER",
+	ReqRaftTransferLeadership:           "RAFTMQ_RAFT_TRANSFER_LEADERSHIP",
 	ReqQueryDataVersion:                 "QUERY_DATA_VERSION",
 	ReqSendReplyMessage:                 "SEND_REPLY_MESSAGE",
 	ReqSendReplyMessageV2:               "SEND_REPLY_MESSAGE_V2",
