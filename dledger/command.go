@@ -82,6 +82,13 @@ type PutMessagesCommand struct {
 	// progress past it commit together (no duplicate or loss on failover).
 	// Within a coalesced entry, later proposals win for the same queue.
 	DelayProgress []DelayProgress
+	// Term, if not 0, pins the proposal to one leadership term: it is
+	// refused with ErrStaleProposal (nothing appended) unless the leader
+	// builds its entry in that term. A delay scheduler that loaded its
+	// progress after a barrier in term T pins its deliveries to T, so a
+	// lost-and-regained leadership can never commit them from stale
+	// progress.
+	Term uint64
 }
 
 // Type implements Command.

@@ -345,6 +345,10 @@ func (p *proposer) propose(ep *epoch, batch []*proposal) {
 			pr.done <- err // not yet proposed: safe to drop
 			continue
 		}
+		if c, ok := pr.cmd.(*PutMessagesCommand); ok && c.Term != 0 && c.Term != ep.term {
+			pr.done <- fmt.Errorf("%w: pinned to term %d, leader is in term %d", ErrStaleProposal, c.Term, ep.term)
+			continue
+		}
 		live = append(live, pr)
 	}
 	if len(live) == 0 {
