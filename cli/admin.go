@@ -144,13 +144,13 @@ func formatAddrs(m map[int64]string) string {
 func clusterCommand() *ucli.Command {
 	return &ucli.Command{
 		Name:  "cluster",
-		Usage: "inspect the cluster",
-		Subcommands: []*ucli.Command{{
+		Usage: "inspect the cluster; manage a broker group's raft membership and leadership",
+		Subcommands: append([]*ucli.Command{{
 			Name:   "status",
 			Usage:  "per node: raft role, term, commit and applied index, lag behind the leader",
 			Flags:  []ucli.Flag{namesrvFlag()},
 			Action: withAdmin(clusterStatus),
-		}},
+		}}, raftCommands()...),
 	}
 }
 

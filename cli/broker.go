@@ -27,6 +27,7 @@ func brokerFlags() []ucli.Flag {
 		&ucli.StringFlag{Name: "data", Usage: "data directory"},
 		&ucli.StringFlag{Name: "namesrv", Usage: "name servers, ';' or ',' separated host:port"},
 		&ucli.StringFlag{Name: "flush", Value: "SYNC_FLUSH", Usage: "SYNC_FLUSH (fsync before acknowledging) or ASYNC_FLUSH (loses acknowledged messages if a majority loses power)"},
+		&ucli.BoolFlag{Name: "join", Usage: "this node is new to an existing group: wait to be added (raftmq cluster add-voter) instead of bootstrapping"},
 		&ucli.BoolFlag{Name: "auto-create-topic", Usage: "create unknown topics on first send (through TBW102)"},
 		&ucli.Int64Flag{Name: "segment-size", Value: def.SegmentSize, Usage: "commitlog segment size in bytes"},
 		&ucli.IntFlag{Name: "max-message-size", Value: def.MaxMessageSize, Usage: "largest accepted message body in bytes"},
@@ -98,6 +99,7 @@ func brokerConfig(c *ucli.Context) (broker.Config, error) {
 	cfg.RaftListen, cfg.DataDir = c.String("raft-listen"), c.String("data")
 	cfg.NameServers = splitList(c.String("namesrv"))
 	cfg.AutoCreateTopic = c.Bool("auto-create-topic")
+	cfg.Join = c.Bool("join")
 	cfg.SegmentSize, cfg.MaxMessageSize = c.Int64("segment-size"), c.Int("max-message-size")
 	for _, s := range splitList(c.String("peers")) {
 		p, err := broker.ParsePeer(s)

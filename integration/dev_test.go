@@ -47,6 +47,26 @@ func TestDevCommandAndAdminCLI(t *testing.T) {
 	if got := admin("topic", "list"); !strings.Contains(got, "CliTopic") {
 		t.Fatalf("topic list lacks CliTopic: %s", got)
 	}
+	if got := admin("cluster", "members"); strings.Count(got, "leader") != 1 || strings.Count(got, "follower") != 2 {
+		t.Fatalf("cluster members:\n%s", got)
+	}
+	leaderOf := func(status string) string {
+		for _, line := range strings.Split(status, "\n") {
+			if f := strings.Fields(line); len(f) > 3 && f[3] == "Leader" {
+				return f[1]
+			}
+		}
+		return ""
+	}
+	before := leaderOf(status)
+	if got := admin("cluster", "transfer"); !strings.Contains(got, "transferred") {
+		t.Fatalf("cluster transfer: %s", got)
+	}
+	waitFor(t, 10*time.Second, func() bool {
+		b, err := exec.Command(raftmqBin, "cluster", "status", "--namesrv", nsAddr).CombinedOutput()
+		now := leaderOf(string(b))
+		return err == nil && now != "" && now != before
+	})
 	if err := p.cmd.Process.Signal(syscall.SIGINT); err != nil {
 		t.Fatal(err)
 	}

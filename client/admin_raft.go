@@ -1,0 +1,76 @@
+package client
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+
+	"github.com/raftmq/raftmq/namesrv"
+	"github.com/raftmq/raftmq/remoting"
+)
+
+// RaftMember is one voting member of a broker group's Raft configuration.
+type RaftMember struct {
+	ID           string `json:"id"`
+	RaftAddr     string `json:"raftAddr"`
+	RemotingAddr string `json:"remotingAddr,omitempty"`
+	Leader       bool   `json:"leader"`
+}
+
+// group finds one broker group by name.
+func (a *Admin) group(ctx context.Context, brokerName string) (namesrv.BrokerData, error) {
+	ci, err := a.ClusterInfo(ctx)
+	if err != nil {
+		return namesrv.BrokerData{}, err
+	}
+	bd, ok := ci.BrokerAddrTable[brokerName]
+	if !ok {
+		return bd, fmt.Errorf("%w: %s", ErrBrokerNotFound, brokerName)
+	}
+	return bd, nil
+}
+
+// RaftMembers lists a broker group's voting members (raftmq brokers only).
+func (a *Admin) RaftMembers(ctx context.Context, brokerName string) ([]RaftMember, error) {
+	bd, err := a.group(ctx, brokerName)
+	if err != nil {
+		return nil, err
+	}
+	resp, _, err := a.callGroupResp(ctx, bd, func() *remoting.Command {
+		return remoting.NewRequest(remoting.ReqRaftMembers, nil, nil)
+	})
+	if err != nil {
+		return nil, err
+	}
+	var out []RaftMember
+	if err := json.Unmarshal(resp.Body, &out); err != nil {
+		return nil, fmt.Errorf("client: raft members of %s: %w", brokerName, err)
+	}
+	return out, nil
+}
+
+func (a *Admin) raftChange(ctx context.Context, brokerName string, code int16, ext map[string]string) error {
+	bd, err := a.group(ctx, brokerName)
+	if err != nil {
+		return err
+	}
+	_, err = a.callGroup(ctx, bd, func() *remoting.Command { return remoting.NewRequest(code, ext, nil) })
+	return err
+}
+
+// AddVoter adds node id, reachable for raft at raftAddr, to a broker group.
+// The node must be running with Join set (raftmq broker --join).
+func (a *Admin) AddVoter(ctx context.Context, brokerName, id, raftAddr string) error {
+	return a.raftChange(ctx, brokerName, remoting.ReqRaftAddVoter, map[string]string{"id": id, "raftAddr": raftAddr})
+}
+
+// RemoveServer removes node id from a broker group's configuration.
+func (a *Admin) RemoveServer(ctx context.Context, brokerName, id string) error {
+	return a.raftChange(ctx, brokerName, remoting.ReqRaftRemoveServer, map[string]string{"id": id})
+}
+
+// TransferLeadership hands a group's leadership to node to, or to its most
+// caught-up follower when to is empty.
+func (a *Admin) TransferLeadership(ctx context.Context, brokerName, to string) error {
+	return a.raftChange(ctx, brokerName, remoting.ReqRaftTransferLeadership, map[string]string{"to": to})
+}
