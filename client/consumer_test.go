@@ -43,8 +43,8 @@ func TestPushClustering(t *testing.T) {
 	createTopic(t, g, "clu", 8)
 	p := startProducer(t, g)
 	c1, c2 := newCollector(), newCollector()
-	a := startPush(t, g, "cg-clu", "a", "clu", "*", c1.handler, WithConsumeFrom(ConsumeFromFirst()))
-	b := startPush(t, g, "cg-clu", "b", "clu", "*", c2.handler, WithConsumeFrom(ConsumeFromFirst()))
+	a := startPush(t, g, "cg-clu", "a", "clu", "*", c1.handler, WithConsumeFrom(ConsumeFromFirst()), WithRebalanceInterval(time.Hour))
+	b := startPush(t, g, "cg-clu", "b", "clu", "*", c2.handler, WithConsumeFrom(ConsumeFromFirst()), WithRebalanceInterval(time.Hour))
 	waitFor(t, 15*time.Second, "a split of the 8 queues", func() bool {
 		qa, qb := queuesOf(a.Assignment(), "clu"), queuesOf(b.Assignment(), "clu")
 		return len(qa) == 4 && len(qb) == 4 && disjoint(qa, qb)

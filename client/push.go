@@ -26,7 +26,7 @@ import (
 type PushConsumer struct {
 	b *consumerBase
 
-	tasks    chan consumeTask
+	tasks    taskQueue
 	stopWork chan struct{}
 	stopping atomic.Bool
 	workers  sync.WaitGroup
@@ -52,7 +52,7 @@ func NewPushConsumer(group string, opts ...Option) (*PushConsumer, error) {
 	}
 	p.b = b
 	b.deliver = p.deliver
-	p.tasks = make(chan consumeTask, b.cs.goroutines)
+	p.tasks.notify = make(chan struct{}, 1)
 	p.hctx, p.hcancel = context.WithCancel(context.Background())
 	return p, nil
 }
@@ -118,17 +118,13 @@ func (p *PushConsumer) finish(ctx context.Context) {
 	p.hcancel()
 }
 
-// deliver queues msgs for the workers in batches; it returns false when
-// ctx ends first.
-func (p *PushConsumer) deliver(ctx context.Context, qs *queueState, msgs []*message.MessageExt) bool {
+// deliver queues msgs for the workers in batches. It never blocks: the
+// process queue's thresholds bound what a queue has in flight, as
+// RocketMQ's unbounded consume executor queue.
+func (p *PushConsumer) deliver(_ context.Context, qs *queueState, msgs []*message.MessageExt) bool {
 	n := p.b.cs.batchSize
 	for i := 0; i < len(msgs); i += n {
-		t := consumeTask{qs: qs, msgs: msgs[i:min(i+n, len(msgs))]}
-		select {
-		case p.tasks <- t:
-		case <-ctx.Done():
-			return false
-		}
+		p.tasks.push(consumeTask{qs: qs, msgs: msgs[i:min(i+n, len(msgs))]})
 	}
 	return true
 }
@@ -136,13 +132,57 @@ func (p *PushConsumer) deliver(ctx context.Context, qs *queueState, msgs []*mess
 func (p *PushConsumer) work() {
 	defer p.workers.Done()
 	for {
-		select {
-		case <-p.stopWork:
+		t, ok := p.tasks.pop(p.stopWork)
+		if !ok {
 			return
-		case t := <-p.tasks:
-			if !p.stopping.Load() {
-				p.consume(t)
+		}
+		if !p.stopping.Load() {
+			p.consume(t)
+		}
+	}
+}
+
+// taskQueue is an unbounded FIFO of batches for the workers.
+type taskQueue struct {
+	mu     sync.Mutex
+	items  []consumeTask
+	notify chan struct{} // capacity 1: "items may be non-empty"
+}
+
+func (q *taskQueue) push(t consumeTask) {
+	q.mu.Lock()
+	q.items = append(q.items, t)
+	q.mu.Unlock()
+	q.signal()
+}
+
+func (q *taskQueue) signal() {
+	select {
+	case q.notify <- struct{}{}:
+	default:
+	}
+}
+
+// pop takes the oldest batch, waiting for one until stop is closed.
+func (q *taskQueue) pop(stop <-chan struct{}) (consumeTask, bool) {
+	for {
+		q.mu.Lock()
+		if len(q.items) > 0 {
+			t := q.items[0]
+			q.items[0] = consumeTask{}
+			q.items = q.items[1:]
+			more := len(q.items) > 0
+			q.mu.Unlock()
+			if more {
+				q.signal() // wake the next worker
 			}
+			return t, true
+		}
+		q.mu.Unlock()
+		select {
+		case <-q.notify:
+		case <-stop:
+			return consumeTask{}, false
 		}
 	}
 }
@@ -227,10 +267,7 @@ func (p *PushConsumer) retry(t consumeTask) {
 		case <-p.stopWork:
 			return
 		}
-		select {
-		case p.tasks <- consumeTask{qs: t.qs, msgs: kept}:
-		case <-p.stopWork:
-		}
+		p.tasks.push(consumeTask{qs: t.qs, msgs: kept})
 	}()
 }
 
