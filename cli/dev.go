@@ -167,7 +167,10 @@ func printDevBanner(w io.Writer, dc *devCluster, data string) {
 		fmt.Fprintf(w, "  broker-a %s   %s  (raft %s, %s)\n", b.Node().ID(), b.AdvertisedAddr(), b.Node().Addr(), role)
 	}
 	fmt.Fprintf(w, "\nConnect any RocketMQ 4.x client with name server %s (NAMESRV_ADDR=%s).\n", dc.nsAddr, dc.nsAddr)
-	fmt.Fprintf(w, "Send and consume with the official Go client:\n")
+	fmt.Fprintf(w, "Send and consume:\n")
+	fmt.Fprintf(w, "  raftmq send    --namesrv %s --topic TopicTest --body hello --count 3\n", dc.nsAddr)
+	fmt.Fprintf(w, "  raftmq consume --namesrv %s --topic TopicTest --group demo --from first --count 3\n", dc.nsAddr)
+	fmt.Fprintf(w, "The same with the unmodified Apache RocketMQ Go client:\n")
 	fmt.Fprintf(w, "  (cd integration && go run ./examples/quickstart -namesrv %s)\n", dc.nsAddr)
 	fmt.Fprintf(w, "Cluster status:   raftmq cluster status --namesrv %s\n", dc.nsAddr)
 	fmt.Fprintf(w, "Stop with Ctrl-C; data stays in %s.\n", data)
