@@ -1,0 +1,177 @@
+package bench
+
+import (
+	"context"
+	"encoding/binary"
+	"errors"
+	"strconv"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/raftmq/raftmq/client"
+)
+
+// consumers is a set of pull consumers of one group sharing a topic's
+// queues (assigned round robin, no rebalance) and what they counted.
+type consumers struct {
+	cs    []*client.PullConsumer
+	hist  *Histogram // e2e latency when the bodies are stamped
+	stamp bool
+	got   atomic.Uint64
+	bytes atomic.Uint64
+	errs  atomic.Uint64
+	first firstError
+}
+
+func startConsumers(ctx context.Context, c *Config, qs []client.MessageQueue, stamp bool) (*consumers, error) {
+	group := c.Group
+	if group == "" {
+		group = "raftmq-bench-" + strconv.FormatInt(time.Now().UnixNano(), 36)
+	}
+	n := min(c.Clients, len(qs))
+	co := &consumers{hist: NewHistogram(), stamp: stamp}
+	for i := range n {
+		var mine []client.MessageQueue
+		for j := i; j < len(qs); j += n {
+			mine = append(mine, qs[j])
+		}
+		pc, err := client.NewPullConsumer(group, client.WithNameServers(c.NameServers...),
+			client.WithInstanceName(instance("consumer", i)), client.WithConsumeFrom(client.ConsumeFromFirst()),
+			client.WithPullBatchSize(c.Batch))
+		if err == nil {
+			err = pc.Assign(mine...)
+		}
+		if err == nil {
+			err = pc.Start(ctx)
+		}
+		if err != nil {
+			co.close()
+			return nil, err
+		}
+		co.cs = append(co.cs, pc)
+	}
+	return co, nil
+}
+
+func (co *consumers) close() {
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	for _, pc := range co.cs {
+		_ = pc.Close(ctx)
+	}
+}
+
+// run polls every consumer until want messages arrived in all (0: until
+// ctx is done).
+func (co *consumers) run(ctx context.Context, want uint64) {
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	var wg sync.WaitGroup
+	for _, pc := range co.cs {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for ctx.Err() == nil {
+				msgs, err := pc.Poll(ctx)
+				if err != nil {
+					if !errors.Is(err, context.Canceled) && !errors.Is(err, context.DeadlineExceeded) {
+						co.errs.Add(1)
+						co.first.set(err)
+					}
+					continue
+				}
+				now := time.Now()
+				var b uint64
+				for _, m := range msgs {
+					b += uint64(len(m.Body))
+					if co.stamp && len(m.Body) >= 8 {
+						co.hist.Record(now.Sub(time.Unix(0, int64(binary.BigEndian.Uint64(m.Body)))))
+					}
+				}
+				co.bytes.Add(b)
+				if co.got.Add(uint64(len(msgs))) >= want && want > 0 {
+					cancel()
+				}
+			}
+		}()
+	}
+	wg.Wait()
+}
+
+// Consume runs the consume workload: c.Clients pull consumers of a fresh
+// group read c.Msgs messages (or for c.Duration) of c.Topic's backlog from
+// the first offset of every queue, as fast as they can. The backlog must
+// be there already (produce it first).
+func Consume(ctx context.Context, c Config) (*Result, error) {
+	if err := c.validate(); err != nil {
+		return nil, err
+	}
+	qs, err := prepareTopic(ctx, &c)
+	if err != nil {
+		return nil, err
+	}
+	if c.Msgs == 0 {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeout(ctx, c.Duration)
+		defer cancel()
+	}
+	start := time.Now()
+	co, err := startConsumers(ctx, &c, qs, false)
+	if err != nil {
+		return nil, err
+	}
+	defer co.close()
+	prog := StartProgress(c.Progress, "consume", uint64(c.Msgs), &co.got)
+	co.run(ctx, uint64(c.Msgs))
+	elapsed := time.Since(start)
+	prog.Stop()
+	err = ctx.Err()
+	if c.Msgs == 0 && errors.Is(err, context.DeadlineExceeded) {
+		err = nil
+	}
+	return &Result{Workload: "consume", Mode: "pull", Size: c.Size, Clients: len(co.cs), Queues: len(qs),
+		Msgs: co.got.Load(), Bytes: co.bytes.Load(), Errors: co.errs.Load(), FirstError: co.first.get(), Elapsed: elapsed}, err
+}
+
+// E2E runs producers and consumers at once on c.Topic: the producers send
+// as in Produce with the send time in each body, pull consumers of a fresh
+// group read from the first offset, and the latency is from the send call
+// to the consumer's Poll returning the message. Use a topic without an
+// older backlog, or its messages count too (with huge latencies).
+func E2E(ctx context.Context, c Config) (*Result, error) {
+	if err := c.validate(); err != nil {
+		return nil, err
+	}
+	qs, err := prepareTopic(ctx, &c)
+	if err != nil {
+		return nil, err
+	}
+	co, err := startConsumers(ctx, &c, qs, true)
+	if err != nil {
+		return nil, err
+	}
+	defer co.close()
+	pr, err := startProducers(ctx, &c, true)
+	if err != nil {
+		return nil, err
+	}
+	defer pr.close()
+	prog := StartProgress(c.Progress, "e2e", uint64(c.Msgs), &co.got)
+	start := time.Now()
+	cctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	consumed := make(chan struct{})
+	go func() { co.run(cctx, 0); close(consumed) }()
+	pr.run(ctx)
+	// Wait for what was acknowledged to arrive, for at most 30 s more.
+	for wait := time.Now().Add(30 * time.Second); co.got.Load() < pr.acked.Load() && time.Now().Before(wait) && ctx.Err() == nil; {
+		time.Sleep(time.Millisecond)
+	}
+	elapsed := time.Since(start)
+	cancel()
+	<-consumed
+	prog.Stop()
+	return &Result{Workload: "e2e", Mode: c.Mode, Size: c.Size, Clients: c.Clients, Queues: len(qs),
+		Msgs: co.got.Load(), Bytes: co.bytes.Load(), Errors: pr.errs.Load() + co.errs.Load(), FirstError: errors.Join(pr.first.get(), co.first.get()), Elapsed: elapsed, Latency: co.hist}, ctx.Err()
+}

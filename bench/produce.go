@@ -1,0 +1,187 @@
+package bench
+
+import (
+	"context"
+	"encoding/binary"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/raftmq/raftmq/client"
+	"github.com/raftmq/raftmq/message"
+)
+
+// producers is a started set of producers and what they counted.
+type producers struct {
+	cfg   *Config
+	ps    []*client.Producer
+	body  []byte
+	stamp bool // put the send time (unix ns) in the first 8 body bytes
+	hist  *Histogram
+	acked atomic.Uint64
+	errs  atomic.Uint64
+	first firstError
+}
+
+// firstError keeps the first error reported to it.
+type firstError struct {
+	once sync.Once
+	err  error
+}
+
+func (f *firstError) set(err error) { f.once.Do(func() { f.err = err }) }
+
+// get is the first error; call it after the workload's goroutines ended.
+func (f *firstError) get() error {
+	f.once.Do(func() {})
+	return f.err
+}
+
+func startProducers(ctx context.Context, c *Config, stamp bool) (*producers, error) {
+	pr := &producers{cfg: c, body: payload(c.Size), stamp: stamp, hist: NewHistogram()}
+	for i := range c.Clients {
+		p, err := client.NewProducer(client.WithNameServers(c.NameServers...),
+			client.WithGroup("raftmq-bench-producer"), client.WithInstanceName(instance("producer", i)),
+			client.WithCompressThreshold(1<<30))
+		if err == nil {
+			err = p.Start(ctx)
+		}
+		if err != nil {
+			pr.close()
+			return nil, err
+		}
+		pr.ps = append(pr.ps, p)
+	}
+	return pr, nil
+}
+
+func (pr *producers) close() {
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	for _, p := range pr.ps {
+		_ = p.Close(ctx)
+	}
+}
+
+// msg is a new message of the workload, stamped with now if asked.
+func (pr *producers) msg(now time.Time) *message.Message {
+	body := pr.body
+	if pr.stamp {
+		body = append([]byte(nil), pr.body...)
+		binary.BigEndian.PutUint64(body, uint64(now.UnixNano()))
+	}
+	return newMessage(pr.cfg.Topic, body)
+}
+
+// run sends with every producer until each sent its share or the duration
+// ends, and returns when every send is answered.
+func (pr *producers) run(ctx context.Context) {
+	c := pr.cfg
+	var deadline time.Time
+	if c.Msgs == 0 {
+		deadline = time.Now().Add(c.Duration)
+	}
+	var wg sync.WaitGroup
+	for i, p := range pr.ps {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			pr.client(ctx, p, c.share(i), deadline)
+		}()
+	}
+	wg.Wait()
+}
+
+// more reports whether a client that sent sent messages of its share n
+// goes on.
+func more(ctx context.Context, sent, n int, deadline time.Time) bool {
+	if ctx.Err() != nil {
+		return false
+	}
+	if n > 0 {
+		return sent < n
+	}
+	return time.Now().Before(deadline)
+}
+
+func (pr *producers) client(ctx context.Context, p *client.Producer, n int, deadline time.Time) {
+	c := pr.cfg
+	switch c.Mode {
+	case ModeSync:
+		for sent := 0; more(ctx, sent, n, deadline); sent++ {
+			t0 := time.Now()
+			_, err := p.Send(ctx, pr.msg(t0))
+			pr.done(t0, 1, err)
+		}
+	case ModeBatch:
+		for sent := 0; more(ctx, sent, n, deadline); {
+			k := c.Batch
+			if n > 0 {
+				k = min(k, n-sent)
+			}
+			t0 := time.Now()
+			msgs := make([]*message.Message, k)
+			for j := range msgs {
+				msgs[j] = pr.msg(t0)
+			}
+			_, err := p.SendBatch(ctx, msgs)
+			pr.done(t0, k, err)
+			sent += k
+		}
+	default: // async
+		slots := make(chan struct{}, c.InFlight)
+		var wg sync.WaitGroup
+		for sent := 0; more(ctx, sent, n, deadline); sent++ {
+			select {
+			case slots <- struct{}{}:
+			case <-ctx.Done():
+				continue
+			}
+			wg.Add(1)
+			t0 := time.Now()
+			p.SendAsync(ctx, pr.msg(t0), func(_ client.SendResult, err error) {
+				pr.done(t0, 1, err)
+				<-slots
+				wg.Done()
+			})
+		}
+		wg.Wait()
+	}
+}
+
+// done counts k messages sent at t0 and answered now with err.
+func (pr *producers) done(t0 time.Time, k int, err error) {
+	if err != nil {
+		pr.errs.Add(uint64(k))
+		pr.first.set(err)
+		return
+	}
+	pr.hist.RecordN(time.Since(t0), uint64(k))
+	pr.acked.Add(uint64(k))
+}
+
+// Produce runs the produce workload: c.Clients producers send c.Size-byte
+// messages to c.Topic in c.Mode; the latency is each message's ack latency
+// (for a batch, the batch's).
+func Produce(ctx context.Context, c Config) (*Result, error) {
+	if err := c.validate(); err != nil {
+		return nil, err
+	}
+	qs, err := prepareTopic(ctx, &c)
+	if err != nil {
+		return nil, err
+	}
+	pr, err := startProducers(ctx, &c, false)
+	if err != nil {
+		return nil, err
+	}
+	defer pr.close()
+	prog := StartProgress(c.Progress, "produce", uint64(c.Msgs), &pr.acked)
+	start := time.Now()
+	pr.run(ctx)
+	elapsed := time.Since(start)
+	prog.Stop()
+	n := pr.acked.Load()
+	return &Result{Workload: "produce", Mode: c.Mode, Size: c.Size, Clients: c.Clients, Queues: len(qs),
+		Msgs: n, Bytes: n * uint64(c.Size), Errors: pr.errs.Load(), FirstError: pr.first.get(), Elapsed: elapsed, Latency: pr.hist}, ctx.Err()
+}

@@ -1,0 +1,140 @@
+package cli
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"net"
+	"strings"
+
+	ucli "github.com/urfave/cli/v2"
+
+	"github.com/raftmq/raftmq/bench"
+)
+
+func benchCommand() *ucli.Command {
+	return &ucli.Command{
+		Name:  "bench",
+		Usage: "benchmark a running cluster through the SDK: produce, consume, e2e",
+		Description: "Examples, against `raftmq dev`:\n" +
+			"   raftmq bench produce --mode async --clients 4 --msgs 200000 --queues 8\n" +
+			"   raftmq bench produce --mode sync --clients 16 --msgs 20000\n" +
+			"   raftmq bench consume --msgs 200000            # reads the backlog from the first offset\n" +
+			"   raftmq bench e2e --mode async --clients 2 --duration 10s --topic e2e",
+		Subcommands: []*ucli.Command{
+			benchWorkload("produce", "send messages and measure the per-message ack latency", bench.Produce),
+			benchWorkload("consume", "read a topic's backlog from every queue as fast as possible (fresh group, first offset)", bench.Consume),
+			benchWorkload("e2e", "produce and consume at once; the latency is from send to receipt", bench.E2E),
+			benchPortsCommand(),
+		},
+	}
+}
+
+func benchFlags() []ucli.Flag {
+	def := bench.DefaultConfig()
+	return []ucli.Flag{
+		namesrvFlag(),
+		&ucli.StringFlag{Name: "topic", Aliases: []string{"t"}, Value: def.Topic, Usage: "topic"},
+		&ucli.IntFlag{Name: "size", Value: def.Size, Usage: "message body size in bytes"},
+		&ucli.IntFlag{Name: "clients", Aliases: []string{"c"}, Value: def.Clients, Usage: "producers (produce, e2e) or pull consumers (consume), each with its own connections"},
+		&ucli.IntFlag{Name: "msgs", Aliases: []string{"m"}, Value: def.Msgs, Usage: "total messages over all clients (0: run for --duration)"},
+		&ucli.DurationFlag{Name: "duration", Aliases: []string{"d"}, Usage: "run this long instead of a message count (sets --msgs 0)"},
+		&ucli.StringFlag{Name: "mode", Value: def.Mode, Usage: "sync, async (SendAsync, --inflight per client) or batch (SendBatch of --batch)"},
+		&ucli.IntFlag{Name: "batch", Value: def.Batch, Usage: "messages per SendBatch (batch mode); maxMsgNums per pull (consume, e2e)"},
+		&ucli.IntFlag{Name: "inflight", Value: def.InFlight, Usage: "async sends outstanding per client"},
+		&ucli.IntFlag{Name: "queues", Aliases: []string{"q"}, Usage: "create the topic with this many queues per group first (0: use it as it is)"},
+		&ucli.StringFlag{Name: "group", Usage: "consumer group (default: a fresh one)"},
+		&ucli.StringFlag{Name: "csv", Usage: "append the result as a row to this CSV file"},
+		&ucli.BoolFlag{Name: "no-progress", Usage: "do not print the progress line on stderr"},
+	}
+}
+
+func benchConfig(c *ucli.Context) bench.Config {
+	cfg := bench.Config{
+		NameServers: splitList(c.String("namesrv")), Topic: c.String("topic"), Size: c.Int("size"),
+		Clients: c.Int("clients"), Msgs: c.Int("msgs"), Mode: c.String("mode"), Batch: c.Int("batch"),
+		InFlight: c.Int("inflight"), Queues: c.Int("queues"), Group: c.String("group"),
+	}
+	if d := c.Duration("duration"); d > 0 {
+		cfg.Duration = d
+		if !c.IsSet("msgs") {
+			cfg.Msgs = 0
+		}
+	}
+	if !c.Bool("no-progress") {
+		cfg.Progress = c.App.ErrWriter
+	}
+	return cfg
+}
+
+func benchWorkload(name, usage string, run func(context.Context, bench.Config) (*bench.Result, error)) *ucli.Command {
+	return &ucli.Command{
+		Name:      name,
+		Usage:     usage,
+		ArgsUsage: " ",
+		Flags:     benchFlags(),
+		Action: func(c *ucli.Context) error {
+			ctx, stop := signalContext(c.Context)
+			defer stop()
+			res, err := run(ctx, benchConfig(c))
+			if res != nil {
+				if serr := res.Summary(c.App.Writer); serr != nil {
+					return serr
+				}
+				if path := c.String("csv"); path != "" {
+					if cerr := res.WriteCSV(path); cerr != nil {
+						return cerr
+					}
+				}
+			}
+			if err != nil {
+				return fmt.Errorf("bench %s: %w", name, err)
+			}
+			if res.Errors > 0 {
+				fmt.Fprintf(c.App.ErrWriter, "raftmq bench %s: %d errors\n", name, res.Errors)
+			}
+			return nil
+		},
+	}
+}
+
+// benchPortsCommand prints free loopback TCP ports, for scripts that start
+// a cluster (scripts/bench.sh).
+func benchPortsCommand() *ucli.Command {
+	return &ucli.Command{
+		Name:      "ports",
+		Usage:     "print N free loopback TCP ports, space-separated",
+		ArgsUsage: "N",
+		Hidden:    true,
+		Action: func(c *ucli.Context) error {
+			var n int
+			if _, err := fmt.Sscan(c.Args().First(), &n); err != nil || n <= 0 {
+				return fmt.Errorf("want a positive port count, got %q", c.Args().First())
+			}
+			return freePorts(c.App.Writer, n)
+		},
+	}
+}
+
+// freePorts binds n listeners on port 0 at once (so the ports differ),
+// releases them and prints their ports.
+func freePorts(w io.Writer, n int) error {
+	var ports []string
+	var ls []net.Listener
+	defer func() {
+		for _, l := range ls {
+			l.Close()
+		}
+	}()
+	for range n {
+		l, err := net.Listen("tcp", "127.0.0.1:0")
+		if err != nil {
+			return err
+		}
+		ls = append(ls, l)
+		_, p, _ := net.SplitHostPort(l.Addr().String())
+		ports = append(ports, p)
+	}
+	_, err := fmt.Fprintln(w, strings.Join(ports, " "))
+	return err
+}
