@@ -39,6 +39,7 @@ func App(out, errOut io.Writer) *ucli.App {
 			topicCommand(),
 			clusterCommand(),
 			groupCommand(), messageCommand(), sendCommand(), consumeCommand(),
+			benchCommand(),
 		},
 	}
 }
