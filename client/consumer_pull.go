@@ -54,7 +54,11 @@ func (b *consumerBase) runQueue(ctx context.Context, qs *queueState, offset int6
 			break
 		}
 		b.c.log.Warn("queue start offset", "queue", qs.mq.String(), "error", err)
-		if sleepCtx(ctx, pullErrorBackoff) != nil {
+		wait := pullErrorBackoff
+		if isFailover(err) {
+			wait = failoverBackoff
+		}
+		if sleepCtx(ctx, wait) != nil {
 			return
 		}
 	}
