@@ -46,6 +46,9 @@ type Broker struct {
 	retryCreating *flight          // clients.go: %RETRY% topic creations
 	offsetCommits *offsetCommitter // offsets_commit.go: coalesced offsets
 	heldPulls     atomic.Int64     // longpoll.go: pulls being held
+	delay         *delayService    // delay.go: delay levels and their schedulers
+	locks         *lockManager     // lock.go: orderly consumers' queue locks
+	delivered     atomic.Int64     // delay_scheduler.go: delayed/timer messages delivered as leader
 
 	stop    chan struct{}
 	stopped sync.Once

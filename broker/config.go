@@ -85,6 +85,16 @@ type Config struct {
 	// ForwardTimeout bounds a write forwarded to the leader (3 s).
 	ForwardTimeout time.Duration
 
+	// MessageDelayLevel lists the delay of each DELAY level, as RocketMQ's
+	// messageDelayLevel: space-separated durations with unit ms, s, m, h or
+	// d (default "1s 5s 10s 30s 1m 2m 3m 4m 5m 6m 7m 8m 9m 10m 20m 30m 1h
+	// 2h"). Level n waits the n-th duration; retries use level 3+n.
+	MessageDelayLevel string
+	// LockExpiry is how long an orderly consumer's queue lock lives
+	// without renewal (RocketMQ's rocketmq.broker.rebalance.lockMaxLiveTime,
+	// 60 s).
+	LockExpiry time.Duration
+
 	// IndexSlots and IndexEntries override the index file geometry
 	// (5,000,000 / 20,000,000); tests use small files.
 	IndexSlots, IndexEntries int
@@ -113,6 +123,8 @@ func DefaultConfig() Config {
 		LongPollingEnabled:  true,
 		ClientChannelExpiry: 120 * time.Second,
 		ForwardTimeout:      3 * time.Second,
+		MessageDelayLevel:   DefaultMessageDelayLevel,
+		LockExpiry:          60 * time.Second,
 		Remoting:            remoting.DefaultServerConfig(),
 	}
 }
@@ -154,6 +166,12 @@ func (c Config) Validate() error {
 	}
 	if c.ClientChannelExpiry <= 0 || c.ForwardTimeout <= 0 {
 		add("ClientChannelExpiry and ForwardTimeout must be positive")
+	}
+	if _, err := ParseDelayLevels(c.MessageDelayLevel); err != nil {
+		errs = append(errs, err)
+	}
+	if c.LockExpiry <= 0 {
+		add("LockExpiry %v must be positive", c.LockExpiry)
 	}
 	if err := c.Remoting.Validate(); err != nil {
 		errs = append(errs, err)

@@ -20,16 +20,19 @@ func (b *Broker) registerProcessors() {
 	b.registerOffsets()   // offsets.go
 	b.registerClients()   // clients.go
 	b.registerRaftAdmin() // admin_raft.go
+	b.registerDelay()     // delay.go
+	b.registerLocks()     // lock.go
 }
 
 func (b *Broker) handle(code int16, h handlerFunc) { b.rs.HandleFunc(code, h) }
 
 // startBackground starts the node's periodic work once it serves.
 func (b *Broker) startBackground() {
-	b.startRegistration()  // register.go
-	b.startClients()       // clients.go
-	b.startOffsets()       // offsets.go
-	b.startReadRetention() // read_retention.go
+	b.startRegistration()   // register.go
+	b.startClients()        // clients.go
+	b.startOffsets()        // offsets.go
+	b.startReadRetention()  // read_retention.go
+	b.startLeaderServices() // delay_leader.go
 	b.every(time.Second, func() {
 		// The raft log is the durable copy; the consumequeue is flushed
 		// periodically and before every snapshot, and replay fills the rest.

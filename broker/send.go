@@ -24,9 +24,9 @@ package broker
 // offsetMsgId of each record (comma-separated for a batch), the queue and
 // the first queue offset.
 //
-// Not yet special: messages with a DELAY level, transaction half messages
-// and re-sends to %RETRY% topics are stored as ordinary messages in the
-// topic they name; delay/retry scheduling and transactions come later.
+// A message with a DELAY level is parked in SCHEDULE_TOPIC_XXXX (delay.go)
+// and delivered to the queue it names when due. Transaction half messages
+// are still stored as ordinary messages; transactions come later.
 // Batches follow RocketMQ and refuse delay levels, half messages and
 // %RETRY% topics (MESSAGE_ILLEGAL).
 

@@ -7,6 +7,7 @@ package broker
 
 import (
 	"strings"
+	"time"
 
 	"github.com/raftmq/raftmq/dledger"
 	"github.com/raftmq/raftmq/indexfile"
@@ -43,9 +44,13 @@ func (b *Broker) buildSingle(req *remoting.Command, h sendHeader, queueID int32)
 		StoreHost:      b.storeHost,
 		ReconsumeTimes: h.reconsumeTimes,
 	}
+	deliverAt, parked := b.park(m, time.Now())
 	dm, err := b.storedMessage(m)
 	if err != nil {
 		return nil, errResponse(req, remoting.ResMessageIllegal, "%s: %v", illegalRemark, err)
+	}
+	if parked {
+		dm.TagsCode = deliverAt // schedule queues order by deliver time
 	}
 	return []dledger.Message{dm}, nil
 }
