@@ -52,13 +52,15 @@ func TestPushOffsetsCommittedOnClose(t *testing.T) {
 	if err := pc.Close(testCtx(t, 10*time.Second)); err != nil {
 		t.Fatal(err)
 	}
-	sum := int64(0)
-	for q := range int32(4) {
-		sum += committedOffset(t, g, "cg-oc", "oc", q)
-	}
-	if sum != int64(len(old)) {
-		t.Fatalf("committed offsets sum to %d after close, want %d", sum, len(old))
-	}
+	// Close waited for UPDATE_CONSUMER_OFFSET's answers; the broker gives
+	// them before raft commits, so wait for the values to show.
+	waitFor(t, 5*time.Second, "committed offsets summing to 30", func() bool {
+		sum := int64(0)
+		for q := range int32(4) {
+			sum += committedOffset(t, g, "cg-oc", "oc", q)
+		}
+		return sum == int64(len(old))
+	})
 
 	fresh := sendN(t, p, "oc", "new", 20, nil)
 	c2 := newCollector()
@@ -191,7 +193,7 @@ func TestPushRetry(t *testing.T) {
 		// commit rounds (every 200 ms) and redeliveries.
 		waitFor(t, 10*time.Second, "offset 2 committed", func() bool { return committedOffset(t, g, "cg-rt", "rt", 0) == 2 })
 		waitFor(t, 10*time.Second, "more redeliveries", func() bool { return deliveries() >= 4 })
-		if off := committedOffset(t, g, "cg-rt", "rt", 0); off != 2 {
+		if off := committedOffset(t, g, "cg-rt", "rt", 0); off > 2 {
 			t.Fatalf("committed offset %d passed the retried message at 2", off)
 		}
 	}

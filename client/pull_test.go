@@ -68,10 +68,12 @@ func TestPullAssignPollCommitSeek(t *testing.T) {
 	if err := pc.Commit(testCtx(t, 5*time.Second)); err != nil {
 		t.Fatal(err)
 	}
+	// The broker answers UPDATE_CONSUMER_OFFSET before raft commits it:
+	// wait for the value to show.
 	for _, q := range []int32{0, 1} {
-		if got := committedOffset(t, g, "cg-pl", "pl", q); got != next[q] {
-			t.Errorf("queue %d committed %d, want %d", q, got, next[q])
-		}
+		waitFor(t, 5*time.Second, "the commit to show", func() bool {
+			return committedOffset(t, g, "cg-pl", "pl", q) == next[q]
+		})
 	}
 
 	// Seek q0 to 3: the next batch from q0 starts there.
