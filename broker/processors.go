@@ -21,6 +21,7 @@ func (b *Broker) registerProcessors() {
 	b.registerClients()   // clients.go
 	b.registerRaftAdmin() // admin_raft.go
 	b.registerDelay()     // delay.go
+	b.registerRetry()     // retry.go
 	b.registerLocks()     // lock.go
 }
 

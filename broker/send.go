@@ -25,7 +25,9 @@ package broker
 // the first queue offset.
 //
 // A message with a DELAY level is parked in SCHEDULE_TOPIC_XXXX (delay.go)
-// and delivered to the queue it names when due. Transaction half messages
+// and delivered to the queue it names when due. A client's re-send to
+// %RETRY%<group> whose reconsume count reached its budget goes to
+// %DLQ%<group> undelayed (retry.go). Transaction half messages
 // are still stored as ordinary messages; transactions come later.
 // Batches follow RocketMQ and refuse delay levels, half messages and
 // %RETRY% topics (MESSAGE_ILLEGAL).
@@ -90,6 +92,7 @@ type sendHeader struct {
 	reconsumeTimes        int32
 	maxReconsumeTimes     int32
 	batch                 bool
+	toDLQ                 bool // a %RETRY% re-send over its budget (retry.go)
 }
 
 // v2Keys maps SendMessageRequestHeaderV2's one-letter keys to V1's.
@@ -167,6 +170,9 @@ func (b *Broker) sendMessage(ctx context.Context, c *remoting.Conn, req *remotin
 	}
 	tc, resp := b.checkSend(ctx, req, h)
 	if resp != nil {
+		return resp
+	}
+	if h, resp = b.retryToDLQ(ctx, req, h); resp != nil {
 		return resp
 	}
 	queueID := h.queueID

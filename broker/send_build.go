@@ -35,6 +35,9 @@ func (b *Broker) buildSingle(req *remoting.Command, h sendHeader, queueID int32)
 	}
 	// RocketMQ stamps the cluster name on every message it stores.
 	props[message.PropertyCluster] = b.cfg.Cluster
+	if h.toDLQ {
+		delete(props, message.PropertyDelayLevel) // dead letters wait for no one
+	}
 	m := &message.MessageExt{
 		Message:        message.Message{Topic: h.topic, Flag: h.flag, Properties: props, Body: req.Body},
 		QueueID:        queueID,
