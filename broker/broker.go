@@ -48,6 +48,7 @@ type Broker struct {
 	heldPulls     atomic.Int64     // longpoll.go: pulls being held
 	delay         *delayService    // delay.go: delay levels and their schedulers
 	locks         *lockManager     // lock.go: orderly consumers' queue locks
+	timers        *timerService    // timer.go: the timer-message scheduler
 	delivered     atomic.Int64     // delay_scheduler.go: delayed/timer messages delivered as leader
 
 	stop    chan struct{}

@@ -117,7 +117,11 @@ func (b *Broker) allDelayOffset(_ context.Context, _ *remoting.Conn, req *remoti
 }
 
 // park redirects a message that must wait — a DELAY level or a timer — to
-// its parking queue, returning its deliver time (Unix ms).
-func (b *Broker) park(m *message.MessageExt, now time.Time) (int64, bool) {
-	return b.parkDelayed(m, now)
+// its parking queue, returning its deliver time (Unix ms). The error is a
+// bad timer property.
+func (b *Broker) park(m *message.MessageExt, now time.Time) (int64, bool, error) {
+	if at, ok := b.parkDelayed(m, now); ok {
+		return at, true, nil
+	}
+	return b.parkTimer(m, now)
 }

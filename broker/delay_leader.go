@@ -37,7 +37,7 @@ type leaderService struct {
 }
 
 func (b *Broker) leaderServices() []leaderService {
-	return b.delay.services()
+	return append(b.delay.services(), leaderService{"timer", b.timers.run})
 }
 
 // startLeaderServices runs the services while this node leads.

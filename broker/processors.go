@@ -22,6 +22,7 @@ func (b *Broker) registerProcessors() {
 	b.registerRaftAdmin() // admin_raft.go
 	b.registerDelay()     // delay.go
 	b.registerRetry()     // retry.go
+	b.registerTimers()    // timer.go
 	b.registerLocks()     // lock.go
 }
 

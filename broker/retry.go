@@ -149,7 +149,10 @@ func (b *Broker) retryCopy(m *message.MessageExt, tc dledger.TopicConfig, toDLQ 
 
 // storeRetry stores the copy (parked when it has a delay level).
 func (b *Broker) storeRetry(ctx context.Context, req *remoting.Command, m *message.MessageExt) *remoting.Command {
-	deliverAt, parked := b.park(m, time.Now())
+	deliverAt, parked, err := b.park(m, time.Now())
+	if err != nil {
+		return errResponse(req, remoting.ResMessageIllegal, "%v", err)
+	}
 	dm, err := b.storedMessage(m)
 	if err != nil {
 		return errResponse(req, remoting.ResMessageIllegal, "%s: %v", illegalRemark, err)

@@ -61,6 +61,7 @@ const (
 // notAllowedSendTopics are RocketMQ's TopicValidator.NOT_ALLOWED_SEND_TOPIC_SET.
 var notAllowedSendTopics = map[string]bool{
 	ScheduleTopic:                        true,
+	TimerTopic:                           true,
 	"RMQ_SYS_TRANS_HALF_TOPIC":           true,
 	"RMQ_SYS_TRANS_OP_HALF_TOPIC":        true,
 	"RMQ_SYS_TRANS_CHECK_MAX_TIME_TOPIC": true,

@@ -47,7 +47,10 @@ func (b *Broker) buildSingle(req *remoting.Command, h sendHeader, queueID int32)
 		StoreHost:      b.storeHost,
 		ReconsumeTimes: h.reconsumeTimes,
 	}
-	deliverAt, parked := b.park(m, time.Now())
+	deliverAt, parked, err := b.park(m, time.Now())
+	if err != nil {
+		return nil, errResponse(req, remoting.ResMessageIllegal, "%v", err)
+	}
 	dm, err := b.storedMessage(m)
 	if err != nil {
 		return nil, errResponse(req, remoting.ResMessageIllegal, "%s: %v", illegalRemark, err)

@@ -1,0 +1,231 @@
+package broker
+
+// Timer messages (RocketMQ 5's timer properties on a 4.x wire): a message
+// with TIMER_DELIVER_MS (absolute Unix ms) or TIMER_DELAY_SEC (seconds from
+// now) due later than now is parked in the timer topic rmq_sys_wheel_timer
+// queue 0 with REAL_TOPIC/REAL_QID, its consumequeue tags code the deliver
+// time, TIMER_DELIVER_MS normalised to that time. Due at once or in the
+// past: stored as an ordinary message. More than 7 days ahead, or not a
+// number: MESSAGE_ILLEGAL. A DELAY level takes precedence over timers.
+//
+// Delivery is exactly once across failovers, as for delay levels, with a
+// progress that out-of-order deadlines need. Three committed values (in the
+// delay-progress table under keys timerKeyBase+0..2):
+//
+//	O  every timer-queue offset below O has been indexed by a scheduler;
+//	T  the watermark: a message at an offset below O is delivered iff its
+//	   deliver time is at or before T;
+//	L  every offset below L is delivered (a rebuild hint, L ≤ O).
+//
+// The leader keeps the pending set in a time-bucketed wheel
+// (timer_wheel.go). A round takes the due entries in deadline order (all
+// those at or before the old T — late arrivals — then up to a batch more,
+// never splitting one millisecond), and commits one PutMessagesCommand
+// with the delivered messages and the new O (everything read so far), T
+// (the latest deadline taken, never lower than before) and L, pinned to
+// the leader's term. Entries at offsets ≥ O are pending whatever their
+// time, so a message committed after T passed its deadline is delivered
+// in the next round, never lost.
+//
+// On becoming leader the wheel is rebuilt by reading the timer queue from
+// L to its end — 20 bytes of consumequeue per pending-or-skipped entry,
+// about 1 s of sequential reads per million — skipping the delivered
+// ones. Sends never touch the wheel: a send parks one record like any
+// other, and the scheduler indexes new entries as the queue grows.
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strconv"
+	"time"
+
+	"github.com/raftmq/raftmq/consumequeue"
+	"github.com/raftmq/raftmq/dledger"
+	"github.com/raftmq/raftmq/message"
+)
+
+const (
+	// TimerTopic is where timer messages wait (RocketMQ 5's name).
+	TimerTopic = "rmq_sys_wheel_timer"
+	// MaxTimerDelay is the furthest ahead a timer may be set.
+	MaxTimerDelay = 7 * 24 * time.Hour
+	// timerKeyBase: the timer's O, T and L in the delay-progress table,
+	// far above any delay level's queue id.
+	timerKeyBase = 1 << 20
+	timerKeyO    = timerKeyBase
+	timerKeyT    = timerKeyBase + 1
+	timerKeyL    = timerKeyBase + 2
+	// timerBatch bounds the messages of one round (besides late arrivals
+	// and same-millisecond ties).
+	timerBatch = 256
+	// timerScanChunk is the consumequeue read size when indexing.
+	timerScanChunk = 1024
+	// timerLowEvery is how often L is recomputed from the wheel (O(n)).
+	timerLowEvery = 10 * time.Second
+)
+
+// errTimerIllegal marks a bad timer property.
+var errTimerIllegal = errors.New("timer message illegal")
+
+// timerService is the leader's timer scheduler.
+type timerService struct{ b *Broker }
+
+func (b *Broker) registerTimers() { b.timers = &timerService{b: b} }
+
+// timerDeadline reads a message's timer, ok false when it has none.
+func timerDeadline(m *message.MessageExt, now time.Time) (int64, bool, error) {
+	if v := m.Property(message.PropertyTimerDeliverMS); v != "" {
+		at, err := strconv.ParseInt(v, 10, 64)
+		if err != nil {
+			return 0, false, fmt.Errorf("%w: %s %q is not a number", errTimerIllegal, message.PropertyTimerDeliverMS, v)
+		}
+		return at, true, nil
+	}
+	if v := m.Property(message.PropertyTimerDelaySec); v != "" {
+		sec, err := strconv.ParseInt(v, 10, 64)
+		if err != nil || sec > int64(MaxTimerDelay/time.Second) {
+			return 0, false, fmt.Errorf("%w: %s %q is not a number of seconds within 7 days", errTimerIllegal, message.PropertyTimerDelaySec, v)
+		}
+		return now.UnixMilli() + sec*1000, true, nil
+	}
+	return 0, false, nil
+}
+
+// parkTimer redirects a timer message due in the future to the timer
+// queue and returns its deadline.
+func (b *Broker) parkTimer(m *message.MessageExt, now time.Time) (int64, bool, error) {
+	at, ok, err := timerDeadline(m, now)
+	if err != nil || !ok || at <= now.UnixMilli() {
+		return 0, false, err
+	}
+	if at > now.Add(MaxTimerDelay).UnixMilli() {
+		return 0, false, fmt.Errorf("%w: deliver time %d is more than %v ahead", errTimerIllegal, at, MaxTimerDelay)
+	}
+	m.RemoveProperty(message.PropertyTimerDelaySec)
+	m.SetProperty(message.PropertyTimerDeliverMS, strconv.FormatInt(at, 10))
+	m.SetProperty(message.PropertyRealTopic, m.Topic)
+	m.SetProperty(message.PropertyRealQueueID, strconv.Itoa(int(m.QueueID)))
+	m.Topic, m.QueueID = TimerTopic, 0
+	return at, true, nil
+}
+
+// timerProgress is the committed O, T, L.
+type timerProgress struct{ o, t, l int64 }
+
+func (b *Broker) loadTimerProgress() timerProgress {
+	md := b.node.Metadata()
+	o, _ := md.DelayOffset(timerKeyO)
+	t, _ := md.DelayOffset(timerKeyT)
+	l, _ := md.DelayOffset(timerKeyL)
+	return timerProgress{o, t, min(l, o)}
+}
+
+func (p timerProgress) entries() []dledger.DelayProgress {
+	return []dledger.DelayProgress{{QueueID: timerKeyO, Offset: p.o}, {QueueID: timerKeyT, Offset: p.t}, {QueueID: timerKeyL, Offset: p.l}}
+}
+
+// timerRun is one leader term's scheduler state.
+type timerRun struct {
+	b       *Broker
+	term    uint64
+	prog    timerProgress // committed
+	scan    int64         // next timer-queue offset to index
+	wheel   *timerWheel
+	lowDone time.Time
+}
+
+var timerQueueKey = dledger.QueueKey{Topic: TimerTopic, QueueID: 0}
+
+// run delivers timers until ctx ends or something fails.
+func (s *timerService) run(ctx context.Context) error {
+	b := s.b
+	term, err := b.leaderBarrier(ctx)
+	if err != nil {
+		return err
+	}
+	r := &timerRun{b: b, term: term, prog: b.loadTimerProgress(), wheel: newTimerWheel(), lowDone: time.Now()}
+	r.scan = r.prog.l
+	start := time.Now()
+	if err := r.index(); err != nil {
+		return err
+	}
+	b.log.Info("timer wheel rebuilt", "pending", r.wheel.n, "scanned", r.scan-r.prog.l, "took", time.Since(start))
+	for ctx.Err() == nil {
+		grown := b.sinks.arrival.wait(timerQueueKey)
+		if err := r.index(); err != nil {
+			return err
+		}
+		now := time.Now().UnixMilli()
+		if delivered, err := r.round(ctx, now); err != nil || delivered {
+			if err != nil {
+				return err
+			}
+			continue
+		}
+		var wait time.Duration
+		if at, ok := r.wheel.nextDue(); ok {
+			wait = time.Duration(max(at-now, 1)) * time.Millisecond
+		}
+		waitFor(ctx, grown, wait)
+	}
+	return nil
+}
+
+// index adds the timer-queue entries from scan on that are still pending.
+func (r *timerRun) index() error {
+	q, ok := r.b.cq.Lookup(TimerTopic, 0)
+	if !ok {
+		return nil
+	}
+	if minOff := q.MinOffset(); r.scan < minOff {
+		r.scan = minOff // retention removed the rest
+	}
+	var buf []consumequeue.Entry
+	for {
+		var err error
+		buf, err = q.Read(r.scan, timerScanChunk, buf[:0])
+		if err != nil {
+			return fmt.Errorf("broker: reading the timer queue at %d: %w", r.scan, err)
+		}
+		for _, e := range buf {
+			if r.scan >= r.prog.o || e.TagsCode > r.prog.t {
+				r.wheel.add(timerEntry{offset: r.scan, deliverMs: e.TagsCode, commit: e.CommitOffset, size: e.Size})
+			}
+			r.scan++
+		}
+		if len(buf) < timerScanChunk {
+			return nil
+		}
+	}
+}
+
+// round delivers what is due at nowMs, reporting whether it committed.
+func (r *timerRun) round(ctx context.Context, nowMs int64) (bool, error) {
+	taken, mark := r.wheel.takeDue(nowMs, r.prog.t, timerBatch)
+	if len(taken) == 0 {
+		return false, nil
+	}
+	msgs := make([]dledger.Message, 0, len(taken))
+	for _, e := range taken {
+		m, err := r.b.rebuildDue(consumequeue.Entry{CommitOffset: e.commit, Size: e.size, TagsCode: e.deliverMs})
+		if err != nil {
+			return false, err
+		}
+		if m != nil {
+			msgs = append(msgs, *m)
+		}
+	}
+	next := timerProgress{o: r.scan, t: mark, l: r.prog.l}
+	if r.wheel.n == 0 {
+		next.l = r.scan
+	} else if time.Since(r.lowDone) > timerLowEvery {
+		next.l, _ = r.wheel.minOffset()
+		r.lowDone = time.Now()
+	}
+	if err := r.b.deliver(ctx, r.term, msgs, next.entries()...); err != nil {
+		return false, err
+	}
+	r.prog = next
+	return true, nil
+}
