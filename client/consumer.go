@@ -103,6 +103,9 @@ const (
 	DefaultCommitInterval     = 5 * time.Second
 	DefaultMaxReconsumeTimes  = 16
 	DefaultLocalRetryDelay    = 5 * time.Second
+	// DefaultOrderlySuspend is how long an orderly queue pauses after
+	// its handler asked for a retry.
+	DefaultOrderlySuspend = time.Second
 	// DefaultSuspendTimeout is how long a broker holds a pull that finds
 	// nothing (long polling).
 	DefaultSuspendTimeout = 20 * time.Second
@@ -125,6 +128,8 @@ type consumerSettings struct {
 	maxReconsume   int
 	retryDelay     time.Duration
 	suspend        time.Duration
+	orderly        bool
+	suspendQueue   time.Duration
 }
 
 type consumerSettingsKey struct{}
@@ -140,7 +145,7 @@ func defaultConsumerSettings() consumerSettings {
 		maxMsgs: DefaultPullThresholdMsgs, maxBytes: DefaultPullThresholdBytes, maxSpan: DefaultMaxSpan,
 		rebalanceEvery: DefaultRebalanceInterval, commitEvery: DefaultCommitInterval,
 		offsetDir: filepath.Join(home, ".raftmq", "offsets"), maxReconsume: DefaultMaxReconsumeTimes,
-		retryDelay: DefaultLocalRetryDelay, suspend: DefaultSuspendTimeout,
+		retryDelay: DefaultLocalRetryDelay, suspend: DefaultSuspendTimeout, suspendQueue: DefaultOrderlySuspend,
 	}
 }
 
@@ -159,7 +164,7 @@ func (cs consumerSettings) validate() error {
 		return fmt.Errorf("%w: goroutines, batch sizes must be at least 1", ErrInvalidOption)
 	case cs.maxMsgs < 1 || cs.maxBytes < 1 || cs.maxSpan < 1:
 		return fmt.Errorf("%w: pull thresholds must be positive", ErrInvalidOption)
-	case cs.rebalanceEvery <= 0 || cs.commitEvery <= 0 || cs.retryDelay <= 0 || cs.suspend <= 0:
+	case cs.rebalanceEvery <= 0 || cs.commitEvery <= 0 || cs.retryDelay <= 0 || cs.suspend <= 0 || cs.suspendQueue <= 0:
 		return fmt.Errorf("%w: consumer intervals must be positive", ErrInvalidOption)
 	case cs.allocate == nil:
 		return fmt.Errorf("%w: nil allocate strategy", ErrInvalidOption)

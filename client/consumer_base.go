@@ -7,6 +7,7 @@ import (
 	"maps"
 	"slices"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/raftmq/raftmq/message"
@@ -23,6 +24,12 @@ type consumerBase struct {
 	store   offsetStore
 	active  bool // pull consumer: CONSUME_ACTIVELY, explicit commits
 	deliver func(ctx context.Context, qs *queueState, msgs []*message.MessageExt) bool
+	// Orderly hooks (nil otherwise): lock newly assigned queues before
+	// they are pulled, let released ones go after their last commit.
+	lockNew    func(ctx context.Context, mqs []MessageQueue) []MessageQueue
+	unlockGone func(ctx context.Context, gone []*queueState)
+	// pullable gates each pull (orderly: only while the queue is locked).
+	pullable func(qs *queueState) bool
 
 	mu       sync.Mutex
 	subs     map[string]*subscription // topic → subscription
@@ -47,6 +54,11 @@ type queueState struct {
 	epoch  uint64
 	cancel context.CancelFunc
 	done   chan struct{}
+	// Orderly consumption: the broker lock (lockedAt is UnixNano of the
+	// last grant, 0 while not held) and the token one worker at a time
+	// holds to consume the queue.
+	lockedAt atomic.Int64
+	serial   chan struct{}
 }
 
 func newConsumerBase(group string, opts []Option, active bool, name string) (*consumerBase, error) {
@@ -257,6 +269,9 @@ func (b *consumerBase) shutdown(ctx context.Context, finish func(context.Context
 	var err error
 	if started && !b.active {
 		err = b.commit(ctx, queues)
+	}
+	if started && b.unlockGone != nil {
+		b.unlockGone(ctx, queues)
 	}
 	b.runStop()
 	b.c.close()

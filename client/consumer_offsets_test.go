@@ -2,6 +2,7 @@ package client
 
 import (
 	"context"
+	"errors"
 	"strconv"
 	"sync"
 	"testing"
@@ -150,11 +151,17 @@ func TestPushConsumeFrom(t *testing.T) {
 	}
 }
 
-// TestPushRetry: a batch the handler fails comes again with
-// reconsumeTimes+1 — via %RETRY%group when the broker takes it back, or
-// locally when it does not; while it is retried locally the committed
-// offset stays at it.
+// TestPushRetry: a message the handler fails comes again with
+// reconsumeTimes+1 and its original topic: via %RETRY%group when the
+// broker takes it back (CONSUMER_SEND_MSG_BACK, delay level 3 = 10 s),
+// else locally; while it is retried locally the committed offset stays at
+// it. Either way the offset then moves past it.
 func TestPushRetry(t *testing.T) {
+	t.Run("SendBack", func(t *testing.T) { testPushRetry(t, false) })
+	t.Run("Local", func(t *testing.T) { testPushRetry(t, true) })
+}
+
+func testPushRetry(t *testing.T, local bool) {
 	g := brokertest.Start(t, brokertest.Options{})
 	createTopic(t, g, "rt", 1)
 	p := startProducer(t, g)
@@ -163,6 +170,7 @@ func TestPushRetry(t *testing.T) {
 		release bool
 		times   []int32
 		viaRQ   []bool
+		topics  []string
 	)
 	c := newCollector()
 	h := func(ctx context.Context, msgs []*message.MessageExt) ConsumeResult {
@@ -173,43 +181,52 @@ func TestPushRetry(t *testing.T) {
 		mu.Lock()
 		defer mu.Unlock()
 		times = append(times, m.ReconsumeTimes)
-		viaRQ = append(viaRQ, m.Property(message.PropertyRetryTopic) != "")
-		if !release {
+		via := m.Property(message.PropertyRetryTopic) != ""
+		viaRQ = append(viaRQ, via)
+		topics = append(topics, m.Topic)
+		if !release && !via {
 			return ConsumeRetryLater
 		}
 		c.add(msgs)
 		return ConsumeSuccess
 	}
-	startPush(t, g, "cg-rt", "r", "rt", "*", h, WithConsumeFrom(ConsumeFromFirst()))
+	pc, err := NewPushConsumer("cg-rt", consumerOpts(t, g, "r", WithConsumeFrom(ConsumeFromFirst()))...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if local {
+		pc.sendBackFn = func(MessageQueue, *message.MessageExt) error { return errors.New("test: no send-back") }
+	}
+	if err := pc.Subscribe("rt", "*", h); err != nil {
+		t.Fatal(err)
+	}
+	if err := pc.Start(testCtx(t, 10*time.Second)); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = pc.Close(context.Background()) })
 	sendN(t, p, "rt", "m", 5, nil)
 	c.waitDistinct(t, 4, 20*time.Second)
 	deliveries := func() int { mu.Lock(); defer mu.Unlock(); return len(times) }
-	waitFor(t, 30*time.Second, "a redelivery of m-2", func() bool { return deliveries() >= 2 })
-	mu.Lock()
-	broker := viaRQ[1]
-	mu.Unlock()
-	if !broker {
-		// Local retry: the offset must wait for m-2 through several
-		// commit rounds (every 200 ms) and redeliveries.
+	if local {
+		// The offset must wait for m-2 through several commit rounds
+		// (every 200 ms) and redeliveries.
 		waitFor(t, 10*time.Second, "offset 2 committed", func() bool { return committedOffset(t, g, "cg-rt", "rt", 0) == 2 })
-		waitFor(t, 10*time.Second, "more redeliveries", func() bool { return deliveries() >= 4 })
+		waitFor(t, 10*time.Second, "redeliveries", func() bool { return deliveries() >= 4 })
 		if off := committedOffset(t, g, "cg-rt", "rt", 0); off > 2 {
 			t.Fatalf("committed offset %d passed the retried message at 2", off)
 		}
+		mu.Lock()
+		release = true
+		mu.Unlock()
 	}
-	mu.Lock()
-	release = true
-	mu.Unlock()
 	c.waitDistinct(t, 5, 30*time.Second)
 	mu.Lock()
-	defer mu.Unlock()
 	for i, n := range times {
-		if n != int32(i) {
-			t.Errorf("delivery %d of m-2 has reconsumeTimes %d (all: %v)", i, n, times)
+		if n != int32(i) || topics[i] != "rt" || viaRQ[i] != (i > 0 && !local) {
+			t.Errorf("delivery %d of m-2: reconsumeTimes %d, topic %s, via %%RETRY%% %v (all: %v %v %v)", i, n, topics[i], viaRQ[i], times, topics, viaRQ)
 		}
 	}
-	t.Logf("m-2 delivered %d times, via %%RETRY%%: %v", len(times), broker)
-	if !broker {
-		waitFor(t, 10*time.Second, "offset 5 committed", func() bool { return committedOffset(t, g, "cg-rt", "rt", 0) == 5 })
-	}
+	t.Logf("m-2 delivered %d times", len(times))
+	mu.Unlock()
+	waitFor(t, 10*time.Second, "offset 5 committed", func() bool { return committedOffset(t, g, "cg-rt", "rt", 0) == 5 })
 }

@@ -27,13 +27,17 @@ const (
 	// flowControlWait bounds a wait for the process queue to drain, so a
 	// drop is noticed.
 	flowControlWait = 50 * time.Millisecond
+	// lockWait is how long an orderly queue whose lock was lost waits
+	// before it checks again.
+	lockWait = 200 * time.Millisecond
 )
 
 // startQueue starts the pull loop of mq from offset, or from the stored
 // (else the ConsumeFrom) offset when offset is negative. b.mu is held.
 func (b *consumerBase) startQueue(mq MessageQueue, offset int64, epoch uint64) *queueState {
 	ctx, cancel := context.WithCancel(b.runCtx)
-	qs := &queueState{mq: mq, pq: newProcessQueue(max(offset, 0)), epoch: epoch, cancel: cancel, done: make(chan struct{})}
+	qs := &queueState{mq: mq, pq: newProcessQueue(max(offset, 0)), epoch: epoch, cancel: cancel, done: make(chan struct{}),
+		serial: make(chan struct{}, 1)}
 	b.pulls.Add(1)
 	go func() {
 		defer b.pulls.Done()
@@ -64,6 +68,12 @@ func (b *consumerBase) runQueue(ctx context.Context, qs *queueState, offset int6
 	}
 	node := 0
 	for ctx.Err() == nil {
+		if b.pullable != nil && !b.pullable(qs) {
+			if sleepCtx(ctx, lockWait) != nil {
+				return
+			}
+			continue
+		}
 		if qs.pq.full(&b.cs) {
 			waitChanged(ctx, qs.pq.changed, flowControlWait)
 			continue

@@ -120,3 +120,23 @@ func (pq *processQueue) isDropped() bool {
 	defer pq.mu.Unlock()
 	return pq.dropped
 }
+
+// head returns the n cached messages of smallest offset, in offset order
+// (orderly consumption); they stay cached until removed.
+func (pq *processQueue) head(n int) []*message.MessageExt {
+	pq.mu.Lock()
+	defer pq.mu.Unlock()
+	offs := slices.Sorted(maps.Keys(pq.msgs))
+	out := make([]*message.MessageExt, 0, min(n, len(offs)))
+	for _, o := range offs[:min(n, len(offs))] {
+		out = append(out, pq.msgs[o])
+	}
+	return out
+}
+
+// count returns the number of cached messages.
+func (pq *processQueue) count() int {
+	pq.mu.Lock()
+	defer pq.mu.Unlock()
+	return len(pq.msgs)
+}

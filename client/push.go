@@ -34,9 +34,13 @@ type PushConsumer struct {
 	hctx     context.Context // handlers' context: cancelled when Close gives up waiting
 	hcancel  context.CancelFunc
 	once     sync.Once
+	relock   chan struct{} // orderly: renew the locks now
+	// sendBackFn is sendBack; tests replace it to take the local path.
+	sendBackFn func(MessageQueue, *message.MessageExt) error
 }
 
-// consumeTask is one handler call's batch, all of one queue.
+// consumeTask is one handler call's batch, all of one queue; without
+// messages (orderly), a request to consume the queue's cache in order.
 type consumeTask struct {
 	qs   *queueState
 	msgs []*message.MessageExt
@@ -52,7 +56,11 @@ func NewPushConsumer(group string, opts ...Option) (*PushConsumer, error) {
 	}
 	p.b = b
 	b.deliver = p.deliver
+	p.sendBackFn = p.sendBack
 	p.tasks.notify = make(chan struct{}, 1)
+	if b.cs.orderly {
+		p.setupOrderly()
+	}
 	p.hctx, p.hcancel = context.WithCancel(context.Background())
 	return p, nil
 }
@@ -84,6 +92,9 @@ func (p *PushConsumer) Start(ctx context.Context) error {
 	if err := p.b.start(ctx); err != nil {
 		_ = p.Close(ctx)
 		return err
+	}
+	if p.relock != nil {
+		p.runLockRenewal()
 	}
 	return nil
 }
@@ -122,6 +133,10 @@ func (p *PushConsumer) finish(ctx context.Context) {
 // process queue's thresholds bound what a queue has in flight, as
 // RocketMQ's unbounded consume executor queue.
 func (p *PushConsumer) deliver(_ context.Context, qs *queueState, msgs []*message.MessageExt) bool {
+	if p.b.cs.orderly {
+		p.tasks.push(consumeTask{qs: qs}) // consumeOrderly takes them in order
+		return true
+	}
 	n := p.b.cs.batchSize
 	for i := 0; i < len(msgs); i += n {
 		p.tasks.push(consumeTask{qs: qs, msgs: msgs[i:min(i+n, len(msgs))]})
@@ -192,17 +207,27 @@ func (p *PushConsumer) consume(t consumeTask) {
 	if t.qs.pq.isDropped() {
 		return // the queue is someone else's now
 	}
-	rt := RetryTopic(p.b.cfg.group)
-	for _, m := range t.msgs {
-		if orig := m.Property(message.PropertyRetryTopic); orig != "" && m.Topic == rt {
-			m.Topic = orig // as RocketMQ's resetRetryTopic
-		}
+	if t.msgs == nil {
+		p.consumeOrderly(t.qs)
+		return
 	}
+	p.restoreRetryTopic(t.msgs)
 	if p.handle(t.msgs) == ConsumeSuccess {
 		t.qs.pq.remove(t.msgs)
 		return
 	}
 	p.retry(t)
+}
+
+// restoreRetryTopic gives messages of %RETRY%group their original topic,
+// as RocketMQ's resetRetryTopic.
+func (p *PushConsumer) restoreRetryTopic(msgs []*message.MessageExt) {
+	rt := RetryTopic(p.b.cfg.group)
+	for _, m := range msgs {
+		if orig := m.Property(message.PropertyRetryTopic); orig != "" && m.Topic == rt {
+			m.Topic = orig
+		}
+	}
 }
 
 // handle calls the subscription's handler; a panic is a retry.
@@ -243,7 +268,7 @@ func (p *PushConsumer) retry(t consumeTask) {
 	}
 	var sent, kept []*message.MessageExt
 	for _, m := range t.msgs {
-		if err := p.sendBack(t.qs.mq, m); err != nil {
+		if err := p.sendBackFn(t.qs.mq, m); err != nil {
 			p.b.c.log.Debug("send back failed, retrying locally", "msgId", m.MsgID(), "error", err)
 			m.ReconsumeTimes++
 			kept = append(kept, m)

@@ -5,9 +5,14 @@ import (
 	"encoding/json"
 	"maps"
 	"slices"
+	"time"
 
 	"github.com/raftmq/raftmq/remoting"
 )
+
+// lockRetry is how soon an orderly consumer tries again to lock queues
+// it was allocated but could not lock.
+const lockRetry = time.Second
 
 // rebalance reallocates every subscribed topic's queues (RocketMQ's
 // RebalanceImpl.doRebalance): broadcasting takes all of them, clustering
@@ -25,7 +30,7 @@ func (b *consumerBase) rebalance(ctx context.Context) {
 	for _, t := range topics {
 		want, ok := b.allocate(ctx, t)
 		if ok {
-			b.reassign(t, want)
+			b.reassign(ctx, t, want)
 		}
 	}
 }
@@ -87,8 +92,10 @@ func (b *consumerBase) consumerIDs(ctx context.Context, r *Route) ([]string, err
 }
 
 // reassign starts pull loops for the queues of topic newly in want and
-// stops (committing their offsets) those no longer in it.
-func (b *consumerBase) reassign(topic string, want []MessageQueue) {
+// stops (committing their offsets) those no longer in it. Orderly
+// consumers first lock the new queues on their brokers and take only
+// those granted.
+func (b *consumerBase) reassign(ctx context.Context, topic string, want []MessageQueue) {
 	b.mu.Lock()
 	if b.closed {
 		b.mu.Unlock()
@@ -101,13 +108,36 @@ func (b *consumerBase) reassign(topic string, want []MessageQueue) {
 			delete(b.queues, mq)
 		}
 	}
+	var adds []MessageQueue
 	for _, mq := range want {
 		if _, ok := b.queues[mq]; !ok {
-			b.queues[mq] = b.startQueue(mq, -1, 0)
+			adds = append(adds, mq)
 		}
 	}
 	b.mu.Unlock()
 	b.release(gone)
+	if len(adds) > 0 && b.lockNew != nil {
+		n := len(adds)
+		if adds = b.lockNew(ctx, adds); len(adds) < n {
+			// Their old owner has not unlocked them yet: try again soon
+			// rather than at the next periodic rebalance.
+			time.AfterFunc(lockRetry, b.triggerRebalance)
+		}
+	}
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if b.closed {
+		return
+	}
+	for _, mq := range adds {
+		if _, ok := b.queues[mq]; !ok {
+			qs := b.startQueue(mq, -1, 0)
+			if b.lockNew != nil {
+				qs.lockedAt.Store(time.Now().UnixNano())
+			}
+			b.queues[mq] = qs
+		}
+	}
 }
 
 // release stops the pull loops of queues no longer ours and commits their
@@ -130,5 +160,8 @@ func (b *consumerBase) release(gone []*queueState) {
 	defer cancel()
 	if err := b.commit(ctx, gone); err != nil {
 		b.c.log.Warn("commit released queues", "error", err)
+	}
+	if b.unlockGone != nil {
+		b.unlockGone(ctx, gone)
 	}
 }
