@@ -74,10 +74,11 @@ func TestPushBroadcasting(t *testing.T) {
 	p := startProducer(t, g)
 	c1, c2 := newCollector(), newCollector()
 	d1, d2 := t.TempDir(), t.TempDir()
+	var pcs []*PushConsumer
 	for i, c := range []*collector{c1, c2} {
 		dir := []string{d1, d2}[i]
-		startPush(t, g, "cg-bc", []string{"x", "y"}[i], "bc", "*", c.handler,
-			WithMessageModel(Broadcasting), WithOffsetStoreDir(dir), WithConsumeFrom(ConsumeFromFirst()))
+		pcs = append(pcs, startPush(t, g, "cg-bc", []string{"x", "y"}[i], "bc", "*", c.handler,
+			WithMessageModel(Broadcasting), WithOffsetStoreDir(dir), WithConsumeFrom(ConsumeFromFirst())))
 	}
 	bodies := sendN(t, p, "bc", "m", 60, nil)
 	c1.waitDistinct(t, len(bodies), 20*time.Second)
@@ -92,6 +93,22 @@ func TestPushBroadcasting(t *testing.T) {
 		}
 		return sum == int64(len(bodies))
 	})
+
+	// x restarts on its file: it goes on after what it consumed.
+	if err := pcs[0].Close(testCtx(t, 10*time.Second)); err != nil {
+		t.Fatal(err)
+	}
+	later := sendN(t, p, "bc", "later", 8, nil)
+	c3 := newCollector()
+	startPush(t, g, "cg-bc", "x2", "bc", "*", c3.handler,
+		WithMessageModel(Broadcasting), WithOffsetStoreDir(d1), WithConsumeFrom(ConsumeFromFirst()))
+	c3.waitDistinct(t, len(later), 20*time.Second)
+	got := c3.bodies()
+	for _, b := range bodies {
+		if got[b] > 0 {
+			t.Errorf("%s delivered again after the restart", b)
+		}
+	}
 }
 
 func queuesOf(qs []MessageQueue, topic string) []MessageQueue {
