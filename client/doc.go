@@ -1,5 +1,5 @@
-// Package client is raftmq's Go SDK: a Producer, an Admin, and (in their
-// own files) push and pull consumers. It speaks Apache RocketMQ 4.x's
+// Package client is raftmq's Go SDK: a Producer, push and pull consumers,
+// and an Admin. It speaks Apache RocketMQ 4.x's
 // remoting protocol, so it also works against RocketMQ brokers.
 //
 // # Model
@@ -60,6 +60,38 @@
 // failed or answered slowly is skipped for a while), HashSelector for
 // per-key ordering, or any Selector. Bodies over 4 KiB are zlib-compressed;
 // each message gets a UNIQ_KEY (its msgId).
+//
+// # Consuming
+//
+// A PushConsumer pulls for you: one long-polling pull loop per assigned
+// queue feeds a process queue, and a worker pool runs the handler
+// (20 goroutines, one message per call by default):
+//
+//	c, err := client.NewPushConsumer("order-service", client.WithNameServers("127.0.0.1:9876"))
+//	err = c.Subscribe("orders", "created || paid", func(ctx context.Context, msgs []*message.MessageExt) client.ConsumeResult {
+//		...
+//		return client.ConsumeSuccess
+//	})
+//	err = c.Start(ctx)
+//	defer c.Close(ctx) // finishes running handlers, commits offsets
+//
+// Clustering (the default) shares a group's queues among its members,
+// rebalanced at start, every 20 s and whenever the broker announces a
+// member change (NOTIFY_CONSUMER_IDS_CHANGED), with AVG, AVG_BY_CIRCLE,
+// consistent-hash or machine-room allocation; broadcasting gives every
+// member every message and keeps offsets in a local file. Only the smallest
+// unacknowledged offset of a queue is committed (every 5 s and on Close), so
+// a crash redelivers, never skips. ConsumeRetryLater sends the message back
+// to the broker (CONSUMER_SEND_MSG_BACK: %RETRY%group after delay level
+// 3+reconsumeTimes, the dead-letter queue after 16 tries); if that fails it
+// is retried locally and the offset waits for it. Pulling a queue pauses
+// above 1000 cached messages, 100 MiB or an offset span of 2000.
+//
+// WithOrderly consumes each queue with one handler at a time, in offset
+// order, under a broker lock (LOCK_BATCH_MQ, renewed every 20 s and at once
+// after a leader change); a retry suspends the queue and redelivers in
+// place. A PullConsumer instead hands batches to Poll and commits only when
+// told (Commit), with Seek and SeekTimestamp to move a queue.
 //
 // # Administration
 //
