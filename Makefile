@@ -55,8 +55,15 @@ staticcheck: $(STATICCHECK)
 	$(STATICCHECK) ./...
 	cd integration && $(STATICCHECK) ./...
 
-## bench: Go benchmarks of the hot paths (the cluster benchmark against NATS comes with issue 8)
-bench:
+## bench: the cluster benchmark — a 3-node SYNC_FLUSH group on loopback against
+## NATS JetStream (../shared/bench/peer-nats.sh always), ours, theirs and the
+## ratio per workload (scripts/bench.sh; PROFILE=1, SCALING=1, OUT=dir)
+bench: build
+	RAFTMQ=$(RAFTMQ) bash scripts/bench.sh
+
+## bench-go: Go benchmarks of the hot paths, with allocations
+.PHONY: bench-go
+bench-go:
 	$(GO) test -run '^$$' -bench . -benchmem -benchtime 2s ./...
 
 ## chaos: the long randomized fault schedules

@@ -48,15 +48,19 @@ type Config struct {
 	// Group is the consumer group (consume, e2e); default a fresh one, so
 	// the backlog is read from the first offset.
 	Group string
+	// Idle ends a consume (or the tail of an e2e) when no message arrived
+	// for that long: a backlog shorter than Msgs.
+	Idle time.Duration
 	// Progress receives the live progress line (nil: none).
 	Progress io.Writer
 }
 
 // DefaultConfig is 1 KiB messages, 1 client, 10,000 messages, async with
-// 256 in flight per client, batches of 32, topic raftmq-bench.
+// 128 in flight per client (the broker refuses more than 256 requests in
+// flight on one connection), batches of 32, topic raftmq-bench.
 func DefaultConfig() Config {
 	return Config{NameServers: []string{"127.0.0.1:9876"}, Topic: "raftmq-bench", Size: 1024, Clients: 1,
-		Msgs: 10000, Mode: ModeAsync, Batch: 32, InFlight: 256}
+		Msgs: 10000, Mode: ModeAsync, Batch: 32, InFlight: 128, Idle: 10 * time.Second}
 }
 
 // validate fills zero fields from DefaultConfig and reports every problem.
@@ -79,6 +83,9 @@ func (c *Config) validate() error {
 	}
 	if c.Clients == 0 {
 		c.Clients = def.Clients
+	}
+	if c.Idle == 0 {
+		c.Idle = def.Idle
 	}
 	var errs []error
 	if c.Size < 8 {

@@ -22,6 +22,7 @@ type consumers struct {
 	bytes atomic.Uint64
 	errs  atomic.Uint64
 	first firstError
+	last  atomic.Int64 // unix ns of the latest batch's arrival
 }
 
 func startConsumers(ctx context.Context, c *Config, qs []client.MessageQueue, stamp bool) (*consumers, error) {
@@ -62,11 +63,37 @@ func (co *consumers) close() {
 	}
 }
 
+// errIdle ends a consume whose backlog ran out before the count.
+var errIdle = errors.New("bench: no message arrived for the idle timeout: the backlog is shorter than asked")
+
 // run polls every consumer until want messages arrived in all (0: until
-// ctx is done).
-func (co *consumers) run(ctx context.Context, want uint64) {
+// ctx is done) or, with idle > 0, none arrived for idle (it then returns
+// errIdle).
+func (co *consumers) run(ctx context.Context, want uint64, idle time.Duration) error {
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
+	var idled atomic.Bool
+	if idle > 0 {
+		go func() {
+			last, lastAt := co.got.Load(), time.Now()
+			t := time.NewTicker(idle / 10)
+			defer t.Stop()
+			for {
+				select {
+				case <-ctx.Done():
+					return
+				case now := <-t.C:
+					if n := co.got.Load(); n != last {
+						last, lastAt = n, now
+					} else if now.Sub(lastAt) >= idle {
+						idled.Store(true)
+						cancel()
+						return
+					}
+				}
+			}
+		}()
+	}
 	var wg sync.WaitGroup
 	for _, pc := range co.cs {
 		wg.Add(1)
@@ -90,6 +117,7 @@ func (co *consumers) run(ctx context.Context, want uint64) {
 					}
 				}
 				co.bytes.Add(b)
+				co.last.Store(now.UnixNano())
 				if co.got.Add(uint64(len(msgs))) >= want && want > 0 {
 					cancel()
 				}
@@ -97,6 +125,10 @@ func (co *consumers) run(ctx context.Context, want uint64) {
 		}()
 	}
 	wg.Wait()
+	if idled.Load() {
+		return errIdle
+	}
+	return nil
 }
 
 // Consume runs the consume workload: c.Clients pull consumers of a fresh
@@ -123,10 +155,13 @@ func Consume(ctx context.Context, c Config) (*Result, error) {
 	}
 	defer co.close()
 	prog := StartProgress(c.Progress, "consume", uint64(c.Msgs), &co.got)
-	co.run(ctx, uint64(c.Msgs))
+	idleErr := co.run(ctx, uint64(c.Msgs), c.Idle)
 	elapsed := time.Since(start)
 	prog.Stop()
-	err = ctx.Err()
+	if idleErr != nil {
+		elapsed = time.Unix(0, co.last.Load()).Sub(start) // the rate is over the time messages arrived
+	}
+	err = errors.Join(ctx.Err(), idleErr)
 	if c.Msgs == 0 && errors.Is(err, context.DeadlineExceeded) {
 		err = nil
 	}
@@ -162,10 +197,10 @@ func E2E(ctx context.Context, c Config) (*Result, error) {
 	cctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	consumed := make(chan struct{})
-	go func() { co.run(cctx, 0); close(consumed) }()
+	go func() { _ = co.run(cctx, 0, 0); close(consumed) }()
 	pr.run(ctx)
-	// Wait for what was acknowledged to arrive, for at most 30 s more.
-	for wait := time.Now().Add(30 * time.Second); co.got.Load() < pr.acked.Load() && time.Now().Before(wait) && ctx.Err() == nil; {
+	// Wait for what was acknowledged to arrive, for at most c.Idle more.
+	for wait := time.Now().Add(c.Idle); co.got.Load() < pr.acked.Load() && time.Now().Before(wait) && ctx.Err() == nil; {
 		time.Sleep(time.Millisecond)
 	}
 	elapsed := time.Since(start)

@@ -34,7 +34,7 @@ func App(out, errOut io.Writer) *ucli.App {
 		Commands: []*ucli.Command{
 			versionCommand(),
 			namesrvCommand(),
-			brokerCommand(),
+			withProfiling(brokerCommand()),
 			devCommand(),
 			topicCommand(),
 			clusterCommand(),

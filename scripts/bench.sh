@@ -1,0 +1,116 @@
+#!/usr/bin/env bash
+# Cluster benchmark: raftmq against NATS JetStream on this machine, in one run.
+#
+# Starts `raftmq namesrv` and three `raftmq broker` processes (one group,
+# SYNC_FLUSH, data in a temp dir, free loopback ports), runs the workloads of
+# ../shared/bench/peer-nats.sh with `raftmq bench`, stops the cluster, runs
+# peer-nats.sh always (3 servers, R3, file storage, fsync before every ack)
+# and prints ours, theirs and the ratio per workload.
+#
+#   usage: scripts/bench.sh            (from the repo root; make bench runs it)
+#
+# Environment:
+#   RAFTMQ   the binary (default bin/raftmq; make bench builds it)
+#   MSGS     async produce count and consume backlog (default 200000, as the peer)
+#   SYNC_MSGS  sync produce count (default 20000, as the peer)
+#   OUT      where logs, CSV and profiles go (default a new /tmp/raftmq-bench.* dir)
+#   PEER     path of peer-nats.sh (default ../shared/bench/peer-nats.sh); PEER=none skips it
+#   PROFILE=1  also take 20 s CPU profiles of every broker during a second sync
+#              run, and block/mutex profiles, into $OUT (see docs/BENCHMARKS.md)
+#   SCALING=1  also produce (async, 4 clients, SCALING_MSGS, default 100000) to
+#              topics of 8, 1000 and 10000 queues
+set -euo pipefail
+RAFTMQ=${RAFTMQ:-bin/raftmq}
+MSGS=${MSGS:-200000}
+SYNC_MSGS=${SYNC_MSGS:-20000}
+PEER=${PEER:-../shared/bench/peer-nats.sh}
+OUT=${OUT:-$(mktemp -d /tmp/raftmq-bench.XXXXXX)}
+mkdir -p "$OUT"
+DATA=$(mktemp -d /tmp/raftmq-bench-data.XXXXXX)
+PIDS=()
+
+stop_cluster() {
+  local p
+  for p in "${PIDS[@]:-}"; do [ -n "$p" ] && kill "$p" 2>/dev/null || true; done
+  for p in "${PIDS[@]:-}"; do [ -n "$p" ] && wait "$p" 2>/dev/null || true; done
+  PIDS=()
+}
+cleanup() { stop_cluster; rm -rf "$DATA"; }
+trap cleanup EXIT
+trap 'exit 130' INT TERM
+
+read -r NS B1 B2 B3 R1 R2 R3 P1 P2 P3 <<<"$("$RAFTMQ" bench ports 10)"
+NSADDR=127.0.0.1:$NS
+PEERS="n1/127.0.0.1:$R1/127.0.0.1:$B1,n2/127.0.0.1:$R2/127.0.0.1:$B2,n3/127.0.0.1:$R3/127.0.0.1:$B3"
+PROF=()
+[ "${PROFILE:-0}" = 1 ] && PROF=(--block-profile-rate 10000 --mutex-profile-fraction 10)
+
+"$RAFTMQ" namesrv --listen "$NSADDR" --log-level warn > "$OUT/namesrv.log" 2>&1 &
+PIDS+=($!)
+i=0
+for b in "$B1" "$B2" "$B3"; do
+  i=$((i + 1)); pp=$(eval echo "\$P$i")
+  "$RAFTMQ" broker --node-id "n$i" --peers "$PEERS" --listen "127.0.0.1:$b" --data "$DATA/n$i" \
+    --namesrv "$NSADDR" --flush SYNC_FLUSH --log-level warn --pprof-listen "127.0.0.1:$pp" "${PROF[@]}" \
+    > "$OUT/broker-n$i.log" 2>&1 &
+  PIDS+=($!)
+done
+
+bench() { "$RAFTMQ" bench "$@" --namesrv "$NSADDR" --size 1024 --csv "$OUT/raftmq.csv" --no-progress | tee -a "$OUT/raftmq.log"; }
+
+echo "== raftmq: namesrv + 3 brokers (SYNC_FLUSH) on loopback, data in $DATA, output in $OUT"
+echo "== $(date -u +%FT%TZ) commit $(git rev-parse --short HEAD 2>/dev/null || echo unknown), $(nproc) cores, load $(cut -d' ' -f1-3 /proc/loadavg)"
+# The first workload creates its topic, retrying while the group elects.
+bench produce --topic bench-async --queues 8 --mode async --clients 4 --msgs "$MSGS"
+bench produce --topic bench-sync --queues 8 --mode sync --clients 16 --msgs "$SYNC_MSGS"
+bench consume --topic bench-async --clients 1 --msgs "$MSGS"
+
+if [ "${PROFILE:-0}" = 1 ]; then
+  echo "== profiling: sync produce (16 clients, 20 s) with CPU profiles of every broker"
+  CURLS=()
+  for i in 1 2 3; do
+    pp=$(eval echo "\$P$i")
+    curl -s -o "$OUT/n$i.cpu.pprof" "http://127.0.0.1:$pp/debug/pprof/profile?seconds=20" &
+    CURLS+=($!)
+  done
+  bench produce --topic bench-sync --mode sync --clients 16 --duration 20s
+  wait "${CURLS[@]}"
+  for i in 1 2 3; do
+    pp=$(eval echo "\$P$i")
+    curl -s -o "$OUT/n$i.block.pprof" "http://127.0.0.1:$pp/debug/pprof/block"
+    curl -s -o "$OUT/n$i.mutex.pprof" "http://127.0.0.1:$pp/debug/pprof/mutex"
+  done
+  echo "== profiles in $OUT (go tool pprof -top $RAFTMQ $OUT/n1.cpu.pprof)"
+fi
+
+if [ "${SCALING:-0}" = 1 ]; then
+  for q in 8 1000 10000; do
+    bench produce --topic "bench-q$q" --queues "$q" --mode async --clients 4 --msgs "${SCALING_MSGS:-100000}"
+  done
+fi
+stop_cluster
+
+if [ "$PEER" = none ]; then exit 0; fi
+echo "== NATS JetStream: $PEER always"
+MSGS=$MSGS bash "$PEER" always 2>&1 | tee "$OUT/nats.log"
+
+# ours: the raftmq-bench lines, in workload order (async, sync, consume)
+field() { sed -n "$1p" "$OUT/raftmq.log" | grep -o "$2=[^ ]*" | head -1 | cut -d= -f2; }
+mapfile -t OURS < <(grep -n '^raftmq-bench ' "$OUT/raftmq.log" | head -3 | cut -d: -f1)
+# theirs: the msgs/sec of each stats line, and P50/P99 of each latency line (us)
+mapfile -t RATE < <(grep -E 'aggregated stats|consumer.*stats:' "$OUT/nats.log" | grep -oE '[0-9,]+ msgs/sec' | tr -d , | cut -d' ' -f1)
+mapfile -t LAT < <(grep 'latencies per operation' "$OUT/nats.log" | sed -E 's/.*P50 ([0-9,.]+)us.*P99 ([0-9,.]+)us.*/\1 \2/' | tr -d ,)
+names=("async produce 4 clients" "sync produce 16 clients" "consume backlog")
+echo
+echo "== summary (1 KiB messages; raftmq SYNC_FLUSH vs NATS JetStream sync_interval always; latency p50/p99 in ms)"
+printf '%-26s %12s %12s %7s   %-17s %-17s\n' workload raftmq_msg/s nats_msg/s ratio raftmq_p50/p99 nats_p50/p99
+for k in 0 1 2; do
+  line=${OURS[$k]:-}
+  ours=$( [ -n "$line" ] && field "$line" msgs_per_sec || echo 0)
+  theirs=${RATE[$k]:-0}
+  ratio=$(awk -v a="$ours" -v b="$theirs" 'BEGIN { if (b > 0) printf "%.2fx", a / b; else print "-" }')
+  ol="-"; tl="-"
+  if [ "$k" -lt 2 ] && [ -n "$line" ]; then ol="$(field "$line" p50_ms)/$(field "$line" p99_ms)"; fi
+  if [ "$k" -lt 2 ] && [ -n "${LAT[$k]:-}" ]; then tl=$(awk -v s="${LAT[$k]}" 'BEGIN { split(s, a, " "); printf "%.3f/%.3f", a[1] / 1000, a[2] / 1000 }'); fi
+  printf '%-26s %12s %12s %7s   %-17s %-17s\n' "${names[$k]}" "$ours" "$theirs" "$ratio" "$ol" "$tl" | tee -a "$OUT/summary.txt"
+done
