@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"io"
 	"net"
+	"os"
+	"runtime/pprof"
 	"strings"
 
 	ucli "github.com/urfave/cli/v2"
@@ -46,6 +48,7 @@ func benchFlags() []ucli.Flag {
 		&ucli.StringFlag{Name: "group", Usage: "consumer group (default: a fresh one)"},
 		&ucli.DurationFlag{Name: "idle", Value: def.Idle, Usage: "consume, e2e: stop when no message arrived for this long"},
 		&ucli.StringFlag{Name: "csv", Usage: "append the result as a row to this CSV file"},
+		&ucli.StringFlag{Name: "cpuprofile", Usage: "write a CPU profile of this (client) process to this file"},
 		&ucli.BoolFlag{Name: "no-progress", Usage: "do not print the progress line on stderr"},
 	}
 }
@@ -77,6 +80,17 @@ func benchWorkload(name, usage string, run func(context.Context, bench.Config) (
 		Action: func(c *ucli.Context) error {
 			ctx, stop := signalContext(c.Context)
 			defer stop()
+			if path := c.String("cpuprofile"); path != "" {
+				f, err := os.Create(path)
+				if err != nil {
+					return err
+				}
+				defer f.Close()
+				if err := pprof.StartCPUProfile(f); err != nil {
+					return err
+				}
+				defer pprof.StopCPUProfile()
+			}
 			res, err := run(ctx, benchConfig(c))
 			if res != nil {
 				if serr := res.Summary(c.App.Writer); serr != nil {

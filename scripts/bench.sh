@@ -15,8 +15,8 @@
 #   SYNC_MSGS  sync produce count (default 20000, as the peer)
 #   OUT      where logs, CSV and profiles go (default a new /tmp/raftmq-bench.* dir)
 #   PEER     path of peer-nats.sh (default ../shared/bench/peer-nats.sh); PEER=none skips it
-#   PROFILE=1  also take 20 s CPU profiles of every broker during a second sync
-#              run, and block/mutex profiles, into $OUT (see docs/BENCHMARKS.md)
+#   PROFILE=1  also run 15 s of async and of sync produce with CPU, block and
+#              mutex profiles of every broker, into $OUT (see docs/BENCHMARKS.md)
 #   SCALING=1  also produce (async, 4 clients, SCALING_MSGS, default 100000) to
 #              topics of 8, 1000 and 10000 queues
 set -euo pipefail
@@ -65,22 +65,29 @@ bench produce --topic bench-async --queues 8 --mode async --clients 4 --msgs "$M
 bench produce --topic bench-sync --queues 8 --mode sync --clients 16 --msgs "$SYNC_MSGS"
 bench consume --topic bench-async --clients 1 --msgs "$MSGS"
 
-if [ "${PROFILE:-0}" = 1 ]; then
-  echo "== profiling: sync produce (16 clients, 20 s) with CPU profiles of every broker"
+# profile NAME ARGS...: a 15 s `raftmq bench produce ARGS` with a CPU profile of
+# every broker, then their block and mutex profiles (cumulative since start).
+profile() {
+  local name=$1 i pp; shift
+  echo "== profiling: $name for 15 s, CPU profiles of every broker"
   CURLS=()
   for i in 1 2 3; do
     pp=$(eval echo "\$P$i")
-    curl -s -o "$OUT/n$i.cpu.pprof" "http://127.0.0.1:$pp/debug/pprof/profile?seconds=20" &
+    curl -s -o "$OUT/n$i.$name.cpu.pprof" "http://127.0.0.1:$pp/debug/pprof/profile?seconds=15" &
     CURLS+=($!)
   done
-  bench produce --topic bench-sync --mode sync --clients 16 --duration 20s
+  bench produce "$@" --duration 15s --cpuprofile "$OUT/client.$name.cpu.pprof"
   wait "${CURLS[@]}"
   for i in 1 2 3; do
     pp=$(eval echo "\$P$i")
-    curl -s -o "$OUT/n$i.block.pprof" "http://127.0.0.1:$pp/debug/pprof/block"
-    curl -s -o "$OUT/n$i.mutex.pprof" "http://127.0.0.1:$pp/debug/pprof/mutex"
+    curl -s -o "$OUT/n$i.$name.block.pprof" "http://127.0.0.1:$pp/debug/pprof/block"
+    curl -s -o "$OUT/n$i.$name.mutex.pprof" "http://127.0.0.1:$pp/debug/pprof/mutex"
   done
-  echo "== profiles in $OUT (go tool pprof -top $RAFTMQ $OUT/n1.cpu.pprof)"
+}
+if [ "${PROFILE:-0}" = 1 ]; then
+  profile async --topic bench-async --mode async --clients 4
+  profile sync --topic bench-sync --mode sync --clients 16
+  echo "== profiles in $OUT (go tool pprof -top $RAFTMQ $OUT/n1.sync.cpu.pprof)"
 fi
 
 if [ "${SCALING:-0}" = 1 ]; then
