@@ -45,6 +45,10 @@ type Config struct {
 	// Queues, if positive, creates (or updates) the topic with that many
 	// queues per broker group before the workload starts.
 	Queues int
+	// Topics, if above 1, spreads the workload over that many topics named
+	// Topic-0 … Topic-(n-1), each with Queues queues: a broker group holds
+	// at most 1024 queues per topic, so 10,000 queues are 10 topics.
+	Topics int
 	// Group is the consumer group (consume, e2e); default a fresh one, so
 	// the backlog is read from the first offset.
 	Group string
@@ -84,6 +88,9 @@ func (c *Config) validate() error {
 	if c.Clients == 0 {
 		c.Clients = def.Clients
 	}
+	if c.Topics == 0 {
+		c.Topics = 1
+	}
 	if c.Idle == 0 {
 		c.Idle = def.Idle
 	}
@@ -99,7 +106,7 @@ func (c *Config) validate() error {
 	default:
 		errs = append(errs, fmt.Errorf("bench: mode %q: want sync, async or batch", c.Mode))
 	}
-	if c.Clients < 0 || c.Batch < 0 || c.InFlight < 0 || c.Queues < 0 {
+	if c.Clients < 0 || c.Batch < 0 || c.InFlight < 0 || c.Queues < 0 || c.Topics < 0 {
 		errs = append(errs, errors.New("bench: clients, batch, in-flight and queues must not be negative"))
 	}
 	return errors.Join(errs...)
@@ -132,40 +139,69 @@ func payload(size int) []byte {
 	return b
 }
 
-// prepareTopic creates the topic with c.Queues queues, if asked, and waits
-// until the name server routes it, retrying while the group elects a
-// leader. It returns the topic's queues.
-func prepareTopic(ctx context.Context, c *Config) ([]client.MessageQueue, error) {
+// topics are the workload's topic names.
+func (c *Config) topics() []string {
+	if c.Topics <= 1 {
+		return []string{c.Topic}
+	}
+	ts := make([]string, c.Topics)
+	for i := range ts {
+		ts[i] = c.Topic + "-" + strconv.Itoa(i)
+	}
+	return ts
+}
+
+// prepareTopics prepares every topic of the workload and returns all their
+// queues.
+func prepareTopics(ctx context.Context, c *Config) ([]client.MessageQueue, error) {
 	adm, err := client.NewAdmin(client.WithNameServers(c.NameServers...))
 	if err != nil {
 		return nil, err
 	}
 	defer adm.Close()
+	var all []client.MessageQueue
+	for _, t := range c.topics() {
+		qs, err := prepareTopic(ctx, adm, t, c.Queues)
+		if err != nil {
+			return nil, err
+		}
+		all = append(all, qs...)
+	}
+	return all, nil
+}
+
+// prepareTopic creates topic with queues queues, if asked, and waits until
+// the name server routes it, retrying while the group elects a leader. It
+// returns the topic's queues.
+func prepareTopic(ctx context.Context, adm *client.Admin, topic string, queues int) ([]client.MessageQueue, error) {
 	ctx, cancel := context.WithTimeout(ctx, 60*time.Second)
 	defer cancel()
 	var last error
-	for created := c.Queues == 0; ; {
+	for created := queues == 0; ; {
 		if !created {
-			if _, err := adm.CreateTopic(ctx, client.TopicConfig{Topic: c.Topic, Queues: c.Queues}); err != nil {
+			var be *client.Error
+			if _, err := adm.CreateTopic(ctx, client.TopicConfig{Topic: topic, Queues: queues}); errors.As(err, &be) && !be.Retriable() {
+				return nil, fmt.Errorf("bench: create topic %s: %w", topic, err)
+			} else if err != nil {
 				last = err
 			} else {
 				created = true
 			}
 		}
 		if created {
-			qs, err := routeQueues(ctx, adm, c.Topic)
+			qs, err := routeQueues(ctx, adm, topic)
 			switch {
 			case err != nil:
 				last = err
-			case c.Queues > 0 && len(qs)%c.Queues != 0, len(qs) == 0:
-				last = fmt.Errorf("bench: topic %s routes %d queues, want %d per group", c.Topic, len(qs), c.Queues)
+			case queues > 0 && len(qs)%queues != 0, len(qs) == 0:
+				last = fmt.Errorf("bench: topic %s routes %d queues, want %d per group", topic, len(qs), queues)
 			default:
 				return qs, nil
 			}
 		}
 		select {
 		case <-ctx.Done():
-			return nil, fmt.Errorf("bench: topic %s not ready: %w", c.Topic, last)
+			return nil, fmt.Errorf("bench: topic %s not ready: %w", topic, last)
 		case <-time.After(200 * time.Millisecond):
 		}
 	}

@@ -139,7 +139,7 @@ func Consume(ctx context.Context, c Config) (*Result, error) {
 	if err := c.validate(); err != nil {
 		return nil, err
 	}
-	qs, err := prepareTopic(ctx, &c)
+	qs, err := prepareTopics(ctx, &c)
 	if err != nil {
 		return nil, err
 	}
@@ -178,7 +178,7 @@ func E2E(ctx context.Context, c Config) (*Result, error) {
 	if err := c.validate(); err != nil {
 		return nil, err
 	}
-	qs, err := prepareTopic(ctx, &c)
+	qs, err := prepareTopics(ctx, &c)
 	if err != nil {
 		return nil, err
 	}

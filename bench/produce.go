@@ -13,14 +13,15 @@ import (
 
 // producers is a started set of producers and what they counted.
 type producers struct {
-	cfg   *Config
-	ps    []*client.Producer
-	body  []byte
-	stamp bool // put the send time (unix ns) in the first 8 body bytes
-	hist  *Histogram
-	acked atomic.Uint64
-	errs  atomic.Uint64
-	first firstError
+	cfg    *Config
+	ps     []*client.Producer
+	body   []byte
+	topics []string
+	stamp  bool // put the send time (unix ns) in the first 8 body bytes
+	hist   *Histogram
+	acked  atomic.Uint64
+	errs   atomic.Uint64
+	first  firstError
 }
 
 // firstError keeps the first error reported to it.
@@ -38,7 +39,7 @@ func (f *firstError) get() error {
 }
 
 func startProducers(ctx context.Context, c *Config, stamp bool) (*producers, error) {
-	pr := &producers{cfg: c, body: payload(c.Size), stamp: stamp, hist: NewHistogram()}
+	pr := &producers{cfg: c, body: payload(c.Size), topics: c.topics(), stamp: stamp, hist: NewHistogram()}
 	for i := range c.Clients {
 		p, err := client.NewProducer(client.WithNameServers(c.NameServers...),
 			client.WithGroup("raftmq-bench-producer"), client.WithInstanceName(instance("producer", i)),
@@ -63,14 +64,15 @@ func (pr *producers) close() {
 	}
 }
 
-// msg is a new message of the workload, stamped with now if asked.
-func (pr *producers) msg(now time.Time) *message.Message {
+// msg is a new message of the workload for its k-th topic (mod their
+// count), stamped with now if asked.
+func (pr *producers) msg(k int, now time.Time) *message.Message {
 	body := pr.body
 	if pr.stamp {
 		body = append([]byte(nil), pr.body...)
 		binary.BigEndian.PutUint64(body, uint64(now.UnixNano()))
 	}
-	return newMessage(pr.cfg.Topic, body)
+	return newMessage(pr.topics[k%len(pr.topics)], body)
 }
 
 // run sends with every producer until each sent its share or the duration
@@ -86,7 +88,7 @@ func (pr *producers) run(ctx context.Context) {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			pr.client(ctx, p, c.share(i), deadline)
+			pr.client(ctx, p, i, c.share(i), deadline)
 		}()
 	}
 	wg.Wait()
@@ -104,13 +106,13 @@ func more(ctx context.Context, sent, n int, deadline time.Time) bool {
 	return time.Now().Before(deadline)
 }
 
-func (pr *producers) client(ctx context.Context, p *client.Producer, n int, deadline time.Time) {
+func (pr *producers) client(ctx context.Context, p *client.Producer, id, n int, deadline time.Time) {
 	c := pr.cfg
 	switch c.Mode {
 	case ModeSync:
 		for sent := 0; more(ctx, sent, n, deadline); sent++ {
 			t0 := time.Now()
-			_, err := p.Send(ctx, pr.msg(t0))
+			_, err := p.Send(ctx, pr.msg(id+sent, t0))
 			pr.done(t0, 1, err)
 		}
 	case ModeBatch:
@@ -122,7 +124,7 @@ func (pr *producers) client(ctx context.Context, p *client.Producer, n int, dead
 			t0 := time.Now()
 			msgs := make([]*message.Message, k)
 			for j := range msgs {
-				msgs[j] = pr.msg(t0)
+				msgs[j] = pr.msg(id+sent/c.Batch, t0) // a batch is of one topic
 			}
 			_, err := p.SendBatch(ctx, msgs)
 			pr.done(t0, k, err)
@@ -139,7 +141,7 @@ func (pr *producers) client(ctx context.Context, p *client.Producer, n int, dead
 			}
 			wg.Add(1)
 			t0 := time.Now()
-			p.SendAsync(ctx, pr.msg(t0), func(_ client.SendResult, err error) {
+			p.SendAsync(ctx, pr.msg(id+sent, t0), func(_ client.SendResult, err error) {
 				pr.done(t0, 1, err)
 				<-slots
 				wg.Done()
@@ -167,7 +169,7 @@ func Produce(ctx context.Context, c Config) (*Result, error) {
 	if err := c.validate(); err != nil {
 		return nil, err
 	}
-	qs, err := prepareTopic(ctx, &c)
+	qs, err := prepareTopics(ctx, &c)
 	if err != nil {
 		return nil, err
 	}

@@ -18,7 +18,7 @@
 #   PROFILE=1  also run 15 s of async and of sync produce with CPU, block and
 #              mutex profiles of every broker, into $OUT (see docs/BENCHMARKS.md)
 #   SCALING=1  also produce (async, 4 clients, SCALING_MSGS, default 100000) to
-#              topics of 8, 1000 and 10000 queues
+#              8 queues, 1000 queues and 10,000 queues (10 topics of 1000)
 set -euo pipefail
 RAFTMQ=${RAFTMQ:-bin/raftmq}
 MSGS=${MSGS:-200000}
@@ -91,8 +91,10 @@ if [ "${PROFILE:-0}" = 1 ]; then
 fi
 
 if [ "${SCALING:-0}" = 1 ]; then
-  for q in 8 1000 10000; do
-    bench produce --topic "bench-q$q" --queues "$q" --mode async --clients 4 --msgs "${SCALING_MSGS:-100000}"
+  # A group holds at most 1024 queues per topic: 10,000 queues are 10 topics of 1000.
+  for spec in 8:1 1000:1 1000:10; do
+    q=${spec%:*}; t=${spec#*:}
+    bench produce --topic "bench-q$q-t$t" --queues "$q" --topics "$t" --mode async --clients 4 --msgs "${SCALING_MSGS:-100000}"
   done
 fi
 stop_cluster
