@@ -79,6 +79,8 @@ type leaderTerm struct {
 }
 
 func (b *Broker) startTerm(term uint64) *leaderTerm {
+	// A lock granted while leadership was being lost must not outlive it.
+	b.locks.clear()
 	ctx, cancel := context.WithCancel(context.Background())
 	lt := &leaderTerm{term: term, cancel: cancel}
 	for _, s := range b.leaderServices() {

@@ -171,3 +171,17 @@ func TestDelayLevelsManyMessagesOnce(t *testing.T) {
 		return nil
 	})
 }
+
+// The default levels: level 1 is one second.
+func TestDelayRealLevelOne(t *testing.T) {
+	g := delayGroup(t, broker.DefaultMessageDelayLevel)
+	leader := g.WaitLeader(5 * time.Second)
+	createTopicAt(t, g, leader, "real", 1, 6)
+	sendParked(t, g, leader, "real", 0, map[string]string{message.PropertyDelayLevel: "1"}, "x")
+	got := nextIn(t, g, leader, "real", 0, 5*time.Second)
+	late := got.StoreTimestamp - (got.BornTimestamp + 1000)
+	t.Logf("level 1 (1 s): delivered %d ms after due", late)
+	if late < 0 || late > 100 {
+		t.Fatalf("level 1 delivered %d ms from due", late)
+	}
+}

@@ -38,6 +38,7 @@ import (
 	"errors"
 	"fmt"
 	"strconv"
+	"sync/atomic"
 	"time"
 
 	"github.com/raftmq/raftmq/consumequeue"
@@ -69,7 +70,14 @@ const (
 var errTimerIllegal = errors.New("timer message illegal")
 
 // timerService is the leader's timer scheduler.
-type timerService struct{ b *Broker }
+type timerService struct {
+	b       *Broker
+	pending atomic.Int64 // timers in the leader's wheel
+}
+
+// PendingTimers is how many timer messages this node's wheel holds: the
+// undelivered timers when it leads, 0 on a follower.
+func (b *Broker) PendingTimers() int64 { return b.timers.pending.Load() }
 
 func (b *Broker) registerTimers() { b.timers = &timerService{b: b} }
 
@@ -146,6 +154,7 @@ func (s *timerService) run(ctx context.Context) error {
 	}
 	r := &timerRun{b: b, term: term, prog: b.loadTimerProgress(), wheel: newTimerWheel(), lowDone: time.Now()}
 	r.scan = r.prog.l
+	defer s.pending.Store(0)
 	start := time.Now()
 	if err := r.index(); err != nil {
 		return err
@@ -156,6 +165,7 @@ func (s *timerService) run(ctx context.Context) error {
 		if err := r.index(); err != nil {
 			return err
 		}
+		s.pending.Store(int64(r.wheel.n))
 		now := time.Now().UnixMilli()
 		if delivered, err := r.round(ctx, now); err != nil || delivered {
 			if err != nil {
