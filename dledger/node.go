@@ -94,7 +94,14 @@ func (n *Node) open() error {
 	if err := n.bootstrap(rc, stable, snaps); err != nil {
 		return err
 	}
-	r, err := raft.NewRaft(rc, n.fsm, n.logs, stable, snaps, n.trans)
+	// The leader replicates entries it has just written: a small cache of
+	// the newest entries saves re-reading (and re-checking) them from the
+	// commitlog for every follower.
+	logs, err := raft.NewLogCache(logCacheEntries, n.logs)
+	if err != nil {
+		return fmt.Errorf("dledger: log cache: %w", err)
+	}
+	r, err := raft.NewRaft(rc, n.fsm, logs, stable, snaps, n.trans)
 	if err != nil {
 		return fmt.Errorf("dledger: start raft: %w", err)
 	}
@@ -104,6 +111,11 @@ func (n *Node) open() error {
 	n.log.Info("node started", "id", cfg.NodeID, "addr", n.trans.LocalAddr())
 	return nil
 }
+
+// logCacheEntries is how many of the newest raft entries the leader keeps
+// in memory for replication; entries are group commits of up to
+// MaxBatchBytes, typically tens of KiB.
+const logCacheEntries = 128
 
 func (n *Node) openStores() (raft.StableStore, raft.SnapshotStore, error) {
 	cfg := &n.cfg
