@@ -21,9 +21,8 @@ const DefaultInvokeTimeout = 3 * time.Second
 // typical send (header plus a few KiB of body) arrives in one read.
 const readBufferSize = 64 << 10
 
-// maxRetainedWriteBuffer caps the per-connection encode buffer kept between
-// writes, so one huge response does not pin its size for the connection's
-// lifetime.
+// maxRetainedWriteBuffer caps the frame-head buffers returned to the pool,
+// so one huge header does not pin its size for the process's lifetime.
 const maxRetainedWriteBuffer = 64 << 10
 
 var connIDs atomic.Uint64
@@ -63,8 +62,11 @@ type Conn struct {
 	nextOpaque atomic.Int32
 	values     sync.Map
 
-	wmu  sync.Mutex
-	wbuf []byte
+	// Writes are group-committed: frames queued while one goroutine is
+	// writing go out together in its next writev (see write).
+	wmu     sync.Mutex
+	wq      *writeBatch
+	writing bool
 
 	pmu      sync.Mutex
 	pending  map[int32]func(*Command, error)
@@ -251,7 +253,12 @@ func (c *Conn) serve(req *Command) {
 	}
 }
 
-// write sends one whole frame. A write that fails or times out may have
+// write sends one whole frame. Concurrent writers are group-committed: the
+// one that finds the connection idle writes its frame and then, until the
+// queue is empty, every frame queued meanwhile, one writev per batch; the
+// others wait for the write of their batch. Under load a busy connection
+// so costs one syscall per batch instead of per frame, and nobody waits on
+// a lock held across a syscall. A write that fails or times out may have
 // sent part of a frame, after which the stream is unusable, so it closes the
 // connection (outside the write lock: close hooks may write elsewhere). An
 // encoding error leaves the connection intact.
@@ -265,27 +272,80 @@ func (c *Conn) write(cmd *Command) error {
 }
 
 func (c *Conn) writeLocked(cmd *Command) (ioErr, err error) {
-	c.wmu.Lock()
-	defer c.wmu.Unlock()
-	if c.isClosed() {
-		return nil, fmt.Errorf("%w: %w", ErrConnClosed, c.cause())
-	}
-	head, err := appendFrameHead(c.wbuf[:0], cmd)
+	hp := headPool.Get().(*[]byte)
+	head, err := appendFrameHead((*hp)[:0], cmd)
 	if err != nil {
+		headPool.Put(hp)
 		return nil, err
 	}
-	if cap(head) <= maxRetainedWriteBuffer {
-		c.wbuf = head
+	*hp = head
+	c.wmu.Lock()
+	if c.isClosed() {
+		c.wmu.Unlock()
+		headPool.Put(hp)
+		return nil, fmt.Errorf("%w: %w", ErrConnClosed, c.cause())
 	}
-	if err := c.nc.SetWriteDeadline(time.Now().Add(c.opts.writeTimeout)); err != nil {
-		return err, nil
+	mine := c.wq
+	if mine == nil {
+		mine = &writeBatch{done: make(chan struct{})}
+		c.wq = mine
 	}
-	bufs := net.Buffers{head, cmd.Body}
-	if _, err := bufs.WriteTo(c.nc); err != nil {
-		return err, nil
+	mine.add(hp, cmd.Body)
+	if c.writing {
+		// The goroutine writing now will send this frame with its next
+		// batch; wait for that write.
+		c.wmu.Unlock()
+		<-mine.done
+		return mine.err, nil
 	}
-	return nil, nil
+	c.writing = true
+	for c.wq != nil {
+		b := c.wq
+		c.wq = nil
+		c.wmu.Unlock()
+		c.flush(b)
+		c.wmu.Lock()
+	}
+	c.writing = false
+	c.wmu.Unlock()
+	return mine.err, nil
 }
+
+// flush writes one batch of frames with a single writev and wakes the
+// goroutines waiting on it.
+func (c *Conn) flush(b *writeBatch) {
+	err := c.nc.SetWriteDeadline(time.Now().Add(c.opts.writeTimeout))
+	if err == nil {
+		_, err = b.bufs.WriteTo(c.nc)
+	}
+	b.err = err
+	for _, hp := range b.heads {
+		if cap(*hp) <= maxRetainedWriteBuffer {
+			headPool.Put(hp)
+		}
+	}
+	close(b.done)
+}
+
+// writeBatch is frames written together: each frame's encoded head and
+// its body, in order.
+type writeBatch struct {
+	bufs  net.Buffers
+	heads []*[]byte
+	done  chan struct{}
+	err   error
+}
+
+func (b *writeBatch) add(hp *[]byte, body []byte) {
+	b.heads = append(b.heads, hp)
+	b.bufs = append(b.bufs, *hp)
+	if len(body) > 0 {
+		b.bufs = append(b.bufs, body)
+	}
+}
+
+// headPool recycles frame-head buffers (length word, header, no body).
+var headPool = sync.Pool{New: func() any { b := make([]byte, 0, 512); return &b }}
 
 func (c *Conn) cause() error {
 	c.pmu.Lock()
