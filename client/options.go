@@ -38,6 +38,9 @@ type settings struct {
 	selector        Selector
 	faultAvoidance  bool
 	failoverBackoff time.Duration
+	batchMessages   int
+	batchBytes      int
+	batchLinger     time.Duration
 
 	// ext holds settings of one client kind that are declared in that
 	// kind's own files (consumers), keyed by a type private to that file,
@@ -79,6 +82,8 @@ func defaultSettings() *settings {
 		heartbeat:       DefaultHeartbeatInterval,
 		faultAvoidance:  defaultFaultAvoidanceState,
 		failoverBackoff: defaultFailoverBackoff,
+		batchMessages:   DefaultAsyncBatchMessages,
+		batchBytes:      DefaultAsyncBatchBytes,
 		ext:             map[any]any{},
 	}
 }
@@ -111,6 +116,8 @@ func (s *settings) validate() error {
 		return fmt.Errorf("%w: compress level %d not in 1..9", ErrInvalidOption, s.compressLevel)
 	case s.maxMessageSize <= 0:
 		return fmt.Errorf("%w: max message size must be positive", ErrInvalidOption)
+	case s.batchMessages < 0 || s.batchBytes < 0 || s.batchLinger < 0:
+		return fmt.Errorf("%w: batching limits must not be negative", ErrInvalidOption)
 	case s.routeRefresh <= 0 || s.heartbeat <= 0:
 		return fmt.Errorf("%w: intervals must be positive", ErrInvalidOption)
 	}
@@ -248,4 +255,19 @@ func (s *settings) resolvedInstance() string {
 		return strconv.Itoa(os.Getpid())
 	}
 	return s.instanceName
+}
+
+// WithAsyncBatching sets how SendAsync coalesces messages for one queue
+// into SEND_BATCH_MESSAGE requests: at most maxMessages messages and
+// maxBytes of batch body per request (capped by WithMaxMessageSize), one
+// request per queue in flight; messages sent while one is in flight wait
+// for it and go together in the next. linger > 0 also makes a message that
+// finds nothing in flight wait up to linger for company (default 0: it goes
+// at once). maxMessages 0 or 1 turns batching off: every SendAsync is its
+// own request. Default 64 messages, 1 MiB, no linger. Send, SendOneway and
+// SendBatch never batch.
+func WithAsyncBatching(maxMessages, maxBytes int, linger time.Duration) Option {
+	return optionFunc(func(s *settings) {
+		s.batchMessages, s.batchBytes, s.batchLinger = maxMessages, maxBytes, linger
+	})
 }

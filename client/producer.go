@@ -76,6 +76,7 @@ type Producer struct {
 	uniq  *message.UniqKeyGenerator
 	fault *faultSelector
 	sel   Selector
+	batch *batcher // nil when SendAsync does not batch
 
 	mu      sync.Mutex
 	started bool
@@ -102,6 +103,9 @@ func NewProducer(opts ...Option) (*Producer, error) {
 		suspect: map[string]time.Time{}, leaders: map[string]string{}}
 	if p.sel == nil {
 		p.sel = p.fault
+	}
+	if cfg.batchMessages > 1 {
+		p.batch = newBatcher(p)
 	}
 	c.addHeartbeatSource(func(hb *heartbeatData) {
 		hb.ProducerDataSet = append(hb.ProducerDataSet, producerData{GroupName: cfg.group})
@@ -194,20 +198,41 @@ func (p *Producer) Send(ctx context.Context, msg *message.Message) (SendResult, 
 // SendAsync sends msg without waiting; cb runs exactly once, on another
 // goroutine, with the result or the error (also when the producer is not
 // started or msg is invalid). Close waits for pending callbacks.
+//
+// Unless WithAsyncBatching(0, 0, 0) turns it off, concurrent SendAsync
+// calls for one queue are coalesced into SEND_BATCH_MESSAGE requests, one
+// in flight per queue (see WithAsyncBatching); the callbacks of one request
+// run one after the other, so a slow callback delays its batch-mates'.
+// Compressed, delayed, timer and half messages and sends to %RETRY% and
+// %DLQ% topics go singly.
 func (p *Producer) SendAsync(ctx context.Context, msg *message.Message, cb func(SendResult, error)) {
 	if err := p.ready(true); err != nil {
 		go cb(SendResult{}, err)
 		return
 	}
-	go func() {
-		defer p.async.Done()
-		pm, err := p.prepare(msg)
-		if err != nil {
-			cb(SendResult{}, err)
-			return
-		}
-		cb(p.send(ctx, pm))
-	}()
+	am := &asyncMsg{ctx: ctx, m: msg, cb: cb}
+	pm, err := p.prepare(msg)
+	if err != nil {
+		go p.finishAsync(am, SendResult{}, err)
+		return
+	}
+	am.pm = pm
+	if p.batch == nil || !batchable(msg, pm) {
+		go p.sendAsyncSingle(am)
+		return
+	}
+	p.batch.submit(am)
+}
+
+func (p *Producer) sendAsyncSingle(am *asyncMsg) {
+	res, err := p.send(am.ctx, am.pm)
+	p.finishAsync(am, res, err)
+}
+
+// finishAsync runs an asynchronous send's callback and counts it out.
+func (p *Producer) finishAsync(am *asyncMsg, res SendResult, err error) {
+	defer p.async.Done()
+	am.cb(res, err)
 }
 
 // SendOneway sends msg without waiting for the broker's answer: it returns

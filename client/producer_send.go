@@ -32,6 +32,9 @@ type prepared struct {
 	msgID   string
 	oneway  bool
 	batch   bool
+	// queue, when set, is the queue of the first attempt (auto-batching
+	// chose it); retries select again.
+	queue *MessageQueue
 }
 
 func checkMessage(m *message.Message, maxSize int) error {
@@ -174,7 +177,12 @@ func (p *Producer) attempt(ctx context.Context, pm *prepared, lastBroker string)
 	if len(route.WriteQueues) == 0 {
 		return SendResult{}, "", fmt.Errorf("%w %s: no writable queue", ErrNoRoute, pm.topic)
 	}
-	q := p.sel.Select(pm.first, route.WriteQueues, lastBroker)
+	var q MessageQueue
+	if pm.queue != nil && lastBroker == "" {
+		q = *pm.queue
+	} else {
+		q = p.sel.Select(pm.first, route.WriteQueues, lastBroker)
+	}
 	addr, err := p.pickAddr(route, q.BrokerName)
 	if err != nil {
 		return SendResult{}, q.BrokerName, err
