@@ -218,9 +218,24 @@ func (c *core) isClosed() bool {
 }
 
 // withTimeout bounds ctx by d: the earlier of ctx's deadline and d wins.
+// When ctx's deadline is already the earlier it returns ctx itself (no
+// allocation on the send path).
 func withTimeout(ctx context.Context, d time.Duration) (context.Context, context.CancelFunc) {
+	if dl, ok := ctx.Deadline(); ok && time.Until(dl) <= d {
+		return ctx, noCancel
+	}
 	return context.WithTimeout(ctx, d)
 }
+
+// withDeadline is withTimeout with an absolute deadline.
+func withDeadline(ctx context.Context, d time.Time) (context.Context, context.CancelFunc) {
+	if dl, ok := ctx.Deadline(); ok && !dl.After(d) {
+		return ctx, noCancel
+	}
+	return context.WithDeadline(ctx, d)
+}
+
+func noCancel() {}
 
 // invoke sends req to addr and waits for the answer, bounded by ctx and
 // the request timeout. Transport failures come back

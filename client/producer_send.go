@@ -107,34 +107,44 @@ func (p *Producer) prepareBatch(msgs []*message.Message) (*prepared, error) {
 }
 
 // send delivers pm with retries and failover, bounded by ctx and the send
-// timeout.
+// timeout. Each attempt may use at most a third of the send timeout (at
+// least 500 ms), so a node that hangs leaves time to fail over; a send
+// that succeeds at once derives one context, for its attempt.
 func (p *Producer) send(ctx context.Context, pm *prepared) (SendResult, error) {
-	ctx, cancel := withTimeout(ctx, p.cfg.sendTimeout)
-	defer cancel()
+	deadline := time.Now().Add(p.cfg.sendTimeout)
 	var (
 		lastBroker string
 		retries    int
 		backoff    time.Duration
 		lastErr    error
+		// sctx is ctx bounded by the send deadline, for the failure path.
+		sctx context.Context
 	)
 	for attempt := 1; ; attempt++ {
-		res, broker, err := p.attempt(ctx, pm, lastBroker)
+		actx, cancel := withDeadline(ctx, minTime(deadline, time.Now().Add(max(p.cfg.sendTimeout/3, 500*time.Millisecond))))
+		res, broker, err := p.attempt(actx, pm, lastBroker)
+		cancel()
 		if err == nil {
 			res.Attempts = attempt
 			return res, nil
 		}
+		if sctx == nil {
+			var scancel context.CancelFunc
+			sctx, scancel = withDeadline(ctx, deadline)
+			defer scancel()
+		}
 		lastErr, lastBroker = err, broker
-		if ctx.Err() != nil || p.c.isClosed() {
+		if sctx.Err() != nil || p.c.isClosed() {
 			return SendResult{}, fmt.Errorf("client: send to %s gave up after %d attempts: %w", pm.topic, attempt, lastErr)
 		}
 		switch {
 		case isFailover(err) || isNoRoute(err):
 			// The group is changing leader: refresh at once, retry soon.
 			p.c.log.Debug("send failing over", "topic", pm.topic, "broker", broker, "attempt", attempt, "error", err)
-			if _, rerr := p.c.routes.refresh(ctx, pm.topic); rerr != nil {
+			if _, rerr := p.c.routes.refresh(sctx, pm.topic); rerr != nil {
 				p.c.log.Debug("route refresh failed", "topic", pm.topic, "error", rerr)
 			}
-			if err := sleepCtx(ctx, backoff); err != nil {
+			if err := sleepCtx(sctx, backoff); err != nil {
 				return SendResult{}, fmt.Errorf("client: send to %s gave up after %d attempts: %w", pm.topic, attempt, lastErr)
 			}
 			backoff = min(max(2*backoff, p.cfg.failoverBackoff), maxFailoverBackoff)
@@ -142,12 +152,19 @@ func (p *Producer) send(ctx context.Context, pm *prepared) (SendResult, error) {
 			retries++
 			var e *Error
 			if errors.As(err, &e) && e.Code == remoting.ResTopicNotExist {
-				_, _ = p.c.routes.refresh(ctx, pm.topic)
+				_, _ = p.c.routes.refresh(sctx, pm.topic)
 			}
 		default:
 			return SendResult{}, err
 		}
 	}
+}
+
+func minTime(a, b time.Time) time.Time {
+	if b.Before(a) {
+		return b
+	}
+	return a
 }
 
 func sleepCtx(ctx context.Context, d time.Duration) error {
@@ -257,13 +274,10 @@ func (p *Producer) sendHeader(q MessageQueue, pm *prepared) map[string]string {
 	}
 }
 
-// sendOnce sends pm to queue q at addr and parses the answer. Each attempt
-// may use at most a third of the send timeout (at least 500 ms), so a node
-// that hangs leaves time to fail over.
+// sendOnce sends pm to queue q at addr and parses the answer, bounded by
+// ctx (send bounds each attempt).
 func (p *Producer) sendOnce(ctx context.Context, addr string, q MessageQueue, pm *prepared) (SendResult, error) {
 	req := remoting.NewRequest(pm.code, p.sendHeader(q, pm), pm.body)
-	ctx, cancel := context.WithTimeout(ctx, max(p.cfg.sendTimeout/3, 500*time.Millisecond))
-	defer cancel()
 	if pm.oneway {
 		if err := p.c.remote.InvokeOneway(ctx, addr, req); err != nil {
 			return SendResult{}, fmt.Errorf("client: oneway send at %s: %w", addr, err)
