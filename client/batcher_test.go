@@ -23,6 +23,7 @@ type batchFake struct {
 	ns, broker *fakeServer
 	gate       chan struct{} // the first send request waits for it to close
 	gated      atomic.Bool
+	jsonReqs   atomic.Int32 // requests with a JSON header
 	// batchCodes scripts the answers to batch requests, in order
 	// (SUCCESS once exhausted).
 	batchCodes []int16
@@ -43,14 +44,17 @@ func startBatchFake(t *testing.T, batchCodes ...int16) *batchFake {
 	}
 	body, _ := json.Marshal(route)
 	f.ns.srv.HandleFunc(remoting.ReqGetRouteInfoByTopic, func(_ context.Context, _ *remoting.Conn, req *remoting.Command) *remoting.Command {
+		f.countJSON(req)
 		resp := remoting.NewResponse(req, remoting.ResSuccess, "")
 		resp.Body = body
 		return resp
 	})
 	f.broker.srv.HandleFunc(remoting.ReqHeartBeat, func(_ context.Context, _ *remoting.Conn, req *remoting.Command) *remoting.Command {
+		f.countJSON(req)
 		return remoting.NewResponse(req, remoting.ResSuccess, "")
 	})
 	f.broker.srv.HandleFunc(remoting.ReqSendMessageV2, func(_ context.Context, _ *remoting.Conn, req *remoting.Command) *remoting.Command {
+		f.countJSON(req)
 		f.wait()
 		f.mu.Lock()
 		defer f.mu.Unlock()
@@ -58,6 +62,7 @@ func startBatchFake(t *testing.T, batchCodes ...int16) *batchFake {
 		return f.store(req, []string{string(req.Body)})
 	})
 	f.broker.srv.HandleFunc(remoting.ReqSendBatchMessage, func(_ context.Context, _ *remoting.Conn, req *remoting.Command) *remoting.Command {
+		f.countJSON(req)
 		f.wait()
 		f.mu.Lock()
 		defer f.mu.Unlock()
@@ -78,6 +83,12 @@ func startBatchFake(t *testing.T, batchCodes ...int16) *batchFake {
 		return f.store(req, bodies)
 	})
 	return f
+}
+
+func (f *batchFake) countJSON(req *remoting.Command) {
+	if req.SerializeType != remoting.SerializeRocketMQ {
+		f.jsonReqs.Add(1)
+	}
 }
 
 func (f *batchFake) wait() {
@@ -158,6 +169,9 @@ func TestSendAsyncBatches(t *testing.T) {
 	out := sendAll(t, f, p, n)
 	f.mu.Lock()
 	defer f.mu.Unlock()
+	if n := f.jsonReqs.Load(); n != 0 {
+		t.Fatalf("%d requests with a JSON header, want binary headers only", n)
+	}
 	if f.singles != 1 || fmt.Sprint(f.batches) != "[64 64 64 7]" {
 		t.Fatalf("%d single requests and batches %v, want 1 and [64 64 64 7]", f.singles, f.batches)
 	}

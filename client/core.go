@@ -239,8 +239,11 @@ func noCancel() {}
 
 // invoke sends req to addr and waits for the answer, bounded by ctx and
 // the request timeout. Transport failures come back
-// wrapped with the address; answers, failed or not, as responses.
+// wrapped with the address; answers, failed or not, as responses. Requests
+// go with RocketMQ's binary header (cheaper to encode and decode than
+// JSON); brokers and name servers answer in kind.
 func (c *core) invoke(ctx context.Context, addr string, req *remoting.Command) (*remoting.Command, error) {
+	req.SerializeType = remoting.SerializeRocketMQ
 	ctx, cancel := withTimeout(ctx, c.cfg.requestTimeout)
 	defer cancel()
 	resp, err := c.remote.Invoke(ctx, addr, req)

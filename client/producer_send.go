@@ -278,6 +278,7 @@ func (p *Producer) sendHeader(q MessageQueue, pm *prepared) map[string]string {
 // ctx (send bounds each attempt).
 func (p *Producer) sendOnce(ctx context.Context, addr string, q MessageQueue, pm *prepared) (SendResult, error) {
 	req := remoting.NewRequest(pm.code, p.sendHeader(q, pm), pm.body)
+	req.SerializeType = remoting.SerializeRocketMQ
 	if pm.oneway {
 		if err := p.c.remote.InvokeOneway(ctx, addr, req); err != nil {
 			return SendResult{}, fmt.Errorf("client: oneway send at %s: %w", addr, err)
