@@ -356,3 +356,28 @@ func TestSendAsyncLinger(t *testing.T) {
 		t.Fatalf("%d singles, batches %v, want 0 and [4 4]", f.singles, f.batches)
 	}
 }
+
+// TestProducerBusyBacksOff: SYSTEM_BUSY is retried after a pause, beyond
+// the retry budget, until the broker takes the message.
+func TestProducerBusyBacksOff(t *testing.T) {
+	busy := remoting.ResSystemBusy
+	ns, _, sends := fakeCluster(t, busy, busy, busy, busy, busy)
+	p, err := NewProducer(WithNameServers(ns.addr), WithLogger(testLogger(t)), WithRetries(0))
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := testCtx(t, 10*time.Second)
+	if err := p.Start(ctx); err != nil {
+		t.Fatal(err)
+	}
+	defer p.Close(ctx)
+	start := time.Now()
+	res, err := p.Send(ctx, newMsg("T", "x"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Pauses of 2, 4, 8, 16 and 32 ms before the sixth attempt.
+	if res.Attempts != 6 || sends.Load() != 6 || time.Since(start) < 62*time.Millisecond {
+		t.Fatalf("result %+v after %d sends in %v, want 6 attempts after >= 62ms", res, sends.Load(), time.Since(start))
+	}
+}

@@ -18,6 +18,10 @@ const (
 	suspectFor = 2 * time.Second
 	// maxFailoverBackoff caps the pause between failover attempts.
 	maxFailoverBackoff = 100 * time.Millisecond
+	// busyBackoff is the first pause after a SYSTEM_BUSY answer; it
+	// doubles up to maxBusyBackoff.
+	busyBackoff    = 2 * time.Millisecond
+	maxBusyBackoff = 50 * time.Millisecond
 )
 
 // prepared is a message (or batch) ready to be sent to any queue.
@@ -116,6 +120,7 @@ func (p *Producer) send(ctx context.Context, pm *prepared) (SendResult, error) {
 		lastBroker string
 		retries    int
 		backoff    time.Duration
+		busy       time.Duration
 		lastErr    error
 		// sctx is ctx bounded by the send deadline, for the failure path.
 		sctx context.Context
@@ -148,6 +153,13 @@ func (p *Producer) send(ctx context.Context, pm *prepared) (SendResult, error) {
 				return SendResult{}, fmt.Errorf("client: send to %s gave up after %d attempts: %w", pm.topic, attempt, lastErr)
 			}
 			backoff = min(max(2*backoff, p.cfg.failoverBackoff), maxFailoverBackoff)
+		case isBusy(err):
+			// The broker sheds load (a full connection or queue): back off
+			// and try again until the send timeout, outside the retry budget.
+			busy = min(max(2*busy, busyBackoff), maxBusyBackoff)
+			if err := sleepCtx(sctx, busy); err != nil {
+				return SendResult{}, fmt.Errorf("client: send to %s gave up after %d attempts: %w", pm.topic, attempt, lastErr)
+			}
 		case IsRetriable(err) && retries < p.cfg.retries:
 			retries++
 			var e *Error
@@ -182,6 +194,11 @@ func sleepCtx(ctx context.Context, d time.Duration) error {
 }
 
 func isNoRoute(err error) bool { return errors.Is(err, ErrNoRoute) }
+
+func isBusy(err error) bool {
+	var e *Error
+	return errors.As(err, &e) && e.Code == remoting.ResSystemBusy
+}
 
 // attempt sends pm once: route, queue, address, request. It returns the
 // broker group it tried; lastBroker is the one the previous attempt failed
