@@ -12,6 +12,9 @@
 # Environment:
 #   RAFTMQ   the binary (default bin/raftmq; make bench builds it)
 #   MSGS     async produce count and consume backlog (default 200000, as the peer)
+#   INFLIGHT async sends outstanding per client (default 512: natscli's async
+#            publisher keeps about as many unacknowledged per client — its
+#            throughput × latency here is ~470 per client)
 #   SYNC_MSGS  sync produce count (default 20000, as the peer)
 #   OUT      where logs, CSV and profiles go (default a new /tmp/raftmq-bench.* dir)
 #   PEER     path of peer-nats.sh (default ../shared/bench/peer-nats.sh); PEER=none skips it
@@ -61,7 +64,7 @@ bench() { "$RAFTMQ" bench "$@" --namesrv "$NSADDR" --size 1024 --csv "$OUT/raftm
 echo "== raftmq: namesrv + 3 brokers (SYNC_FLUSH) on loopback, data in $DATA, output in $OUT"
 echo "== $(date -u +%FT%TZ) commit $(git rev-parse --short HEAD 2>/dev/null || echo unknown), $(nproc) cores, load $(cut -d' ' -f1-3 /proc/loadavg)"
 # The first workload creates its topic, retrying while the group elects.
-bench produce --topic bench-async --queues 8 --mode async --clients 4 --msgs "$MSGS"
+bench produce --topic bench-async --queues 8 --mode async --clients 4 --inflight "${INFLIGHT:-512}" --msgs "$MSGS"
 bench produce --topic bench-sync --queues 8 --mode sync --clients 16 --msgs "$SYNC_MSGS"
 bench consume --topic bench-async --clients 1 --msgs "$MSGS"
 
