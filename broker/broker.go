@@ -55,10 +55,11 @@ type Broker struct {
 	stopped sync.Once
 	// bgMu orders starting background goroutines against Shutdown's
 	// wg.Wait: Serve may still be starting them when Shutdown runs.
-	bgMu    sync.Mutex
-	closing bool
-	wg      sync.WaitGroup
-	hooks   []func() // run on shutdown, after the listener stops
+	bgMu     sync.Mutex
+	closing  bool
+	httpAddr net.Addr
+	wg       sync.WaitGroup
+	hooks    []func() // run on shutdown, after the listener stops
 }
 
 // New opens the node's stores and starts its raft node; Serve starts the

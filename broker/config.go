@@ -56,6 +56,9 @@ type Config struct {
 	// ListenAddr is the remoting listen address (default ":10911"); the
 	// advertised address is this node's RemotingAddr in Peers.
 	ListenAddr string
+	// HTTPAddr, when set, serves /healthz, /metrics (Prometheus text) and
+	// /debug/pprof/ on this address (conventionally :10980); empty: off.
+	HTTPAddr string
 	// RaftListen is the raft bind address; empty means this node's RaftAddr.
 	RaftListen string
 	// DataDir holds raft state, the commitlog, consumequeues and indexes.

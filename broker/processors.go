@@ -35,6 +35,7 @@ func (b *Broker) startBackground() {
 	b.startOffsets()        // offsets.go
 	b.startReadRetention()  // read_retention.go
 	b.startLeaderServices() // delay_leader.go
+	b.startHTTP()           // http.go
 	b.every(time.Second, func() {
 		// The raft log is the durable copy; the consumequeue is flushed
 		// periodically and before every snapshot, and replay fills the rest.

@@ -23,6 +23,7 @@ func brokerFlags() []ucli.Flag {
 		&ucli.StringFlag{Name: "node-id", Usage: "this node's ID in --peers"},
 		&ucli.StringFlag{Name: "peers", Usage: "the group's nodes, comma-separated id/raftHost:port/remotingHost:port"},
 		&ucli.StringFlag{Name: "listen", Value: def.ListenAddr, Usage: "client-facing listen address"},
+		&ucli.StringFlag{Name: "http", Usage: "serve /healthz, /metrics and /debug/pprof/ on this address (conventionally :10980; default off)"},
 		&ucli.StringFlag{Name: "raft-listen", Usage: "raft bind address (default: this node's raft address in --peers)"},
 		&ucli.StringFlag{Name: "data", Usage: "data directory"},
 		&ucli.StringFlag{Name: "namesrv", Usage: "name servers, ';' or ',' separated host:port"},
@@ -97,6 +98,7 @@ func brokerConfig(c *ucli.Context) (broker.Config, error) {
 	cfg.Cluster, cfg.BrokerName = c.String("cluster"), c.String("broker-name")
 	cfg.NodeID, cfg.ListenAddr = c.String("node-id"), c.String("listen")
 	cfg.RaftListen, cfg.DataDir = c.String("raft-listen"), c.String("data")
+	cfg.HTTPAddr = c.String("http")
 	cfg.NameServers = splitList(c.String("namesrv"))
 	cfg.AutoCreateTopic = c.Bool("auto-create-topic")
 	cfg.Join = c.Bool("join")

@@ -31,6 +31,7 @@ func devCommand() *ucli.Command {
 			&ucli.IntFlag{Name: "namesrv-port", Value: 9876, Usage: "name server port"},
 			&ucli.IntFlag{Name: "broker-port", Value: 10911, Usage: "first broker's client port; nodes use it +0, +10, +20"},
 			&ucli.IntFlag{Name: "raft-port", Value: 40911, Usage: "first broker's raft port; nodes use it +0, +10, +20"},
+			&ucli.IntFlag{Name: "http-port", Value: 10980, Usage: "first broker's /healthz and /metrics port; nodes use it +0, +10, +20; 0 = off"},
 			&ucli.StringFlag{Name: "flush", Value: "SYNC_FLUSH", Usage: "SYNC_FLUSH or ASYNC_FLUSH"},
 			&ucli.StringFlag{Name: "log-level", Value: "warn", Usage: "trace, debug, info, warn or error"},
 		},
@@ -40,10 +41,11 @@ func devCommand() *ucli.Command {
 
 // devCluster is what `raftmq dev` runs.
 type devCluster struct {
-	ns      *namesrv.Server
-	nsAddr  string
-	brokers []*broker.Broker
-	errc    chan error
+	ns       *namesrv.Server
+	nsAddr   string
+	httpAddr string // the first node's; the others follow at +10, +20
+	brokers  []*broker.Broker
+	errc     chan error
 }
 
 func runDev(c *ucli.Context) error {
@@ -95,6 +97,12 @@ func startDev(c *ucli.Context) (*devCluster, error) {
 		cfg.Cluster, cfg.BrokerName, cfg.NodeID, cfg.Peers = "DevCluster", "broker-a", p.ID, peers
 		cfg.ListenAddr, cfg.DataDir = p.RemotingAddr, filepath.Join(c.String("data"), p.ID)
 		cfg.NameServers, cfg.AutoCreateTopic, cfg.FlushMode = []string{dc.nsAddr}, true, mode
+		if hp := c.Int("http-port"); hp > 0 {
+			cfg.HTTPAddr = net.JoinHostPort(host, strconv.Itoa(hp+10*len(dc.brokers)))
+			if dc.httpAddr == "" {
+				dc.httpAddr = cfg.HTTPAddr
+			}
+		}
 		cfg.Logger = logger.Named(p.ID)
 		b, err := broker.New(cfg)
 		if err != nil {
@@ -173,5 +181,8 @@ func printDevBanner(w io.Writer, dc *devCluster, data string) {
 	fmt.Fprintf(w, "The same with the unmodified Apache RocketMQ Go client:\n")
 	fmt.Fprintf(w, "  (cd integration && go run ./examples/quickstart -namesrv %s)\n", dc.nsAddr)
 	fmt.Fprintf(w, "Cluster status:   raftmq cluster status --namesrv %s\n", dc.nsAddr)
+	if dc.httpAddr != "" {
+		fmt.Fprintf(w, "Health, metrics:  http://%s/healthz  http://%s/metrics  (nodes +10, +20)\n", dc.httpAddr, dc.httpAddr)
+	}
 	fmt.Fprintf(w, "Stop with Ctrl-C; data stays in %s.\n", data)
 }

@@ -1,6 +1,7 @@
 package integration
 
 import (
+	"net/http"
 	"os/exec"
 	"path/filepath"
 	"strconv"
@@ -16,7 +17,8 @@ func TestDevCommandAndAdminCLI(t *testing.T) {
 	ns := strconv.Itoa(freePort(t))
 	bp, rp := strconv.Itoa(20000+freePort(t)%20000), strconv.Itoa(40000+freePort(t)%20000)
 	data := filepath.Join(t.TempDir(), "data")
-	p := startProc(t, "dev", "--data", data, "--namesrv-port", ns, "--broker-port", bp, "--raft-port", rp)
+	hp := strconv.Itoa(freePort(t))
+	p := startProc(t, "dev", "--data", data, "--namesrv-port", ns, "--broker-port", bp, "--raft-port", rp, "--http-port", hp)
 	waitFor(t, 30*time.Second, func() bool { return strings.Contains(p.output(), "Stop with Ctrl-C") })
 	out := p.output()
 	for _, want := range []string{"name server   127.0.0.1:" + ns, "leader", "follower", "cluster status"} {
@@ -25,6 +27,14 @@ func TestDevCommandAndAdminCLI(t *testing.T) {
 		}
 	}
 	nsAddr := "127.0.0.1:" + ns
+	waitFor(t, 10*time.Second, func() bool {
+		resp, err := http.Get("http://127.0.0.1:" + hp + "/healthz")
+		if err != nil {
+			return false
+		}
+		resp.Body.Close()
+		return resp.StatusCode == http.StatusOK
+	})
 	admin := func(args ...string) string {
 		t.Helper()
 		b, err := exec.Command(raftmqBin, append(args, "--namesrv", nsAddr)...).CombinedOutput()
