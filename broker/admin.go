@@ -130,15 +130,7 @@ func (b *Broker) deleteTopic(ctx context.Context, _ *remoting.Conn, req *remotin
 }
 
 func (b *Broker) allTopicConfig(_ context.Context, _ *remoting.Conn, req *remoting.Command) *remoting.Command {
-	topics := b.node.Metadata().Topics()
-	table := make(map[string]topicConfigJSON, len(topics)+1)
-	for _, t := range topics {
-		table[t.Name] = toTopicJSON(t)
-	}
-	if b.cfg.AutoCreateTopic {
-		table[DefaultTopic] = toTopicJSON(defaultTopicConfig())
-	}
-	return jsonResponse(req, topicConfigWrapper{TopicConfigTable: table, DataVersion: b.dataVersion()})
+	return jsonResponse(req, b.topicWrapper(b.node.Metadata().Topics()))
 }
 
 // jsonResponse is a SUCCESS answer with v as its JSON body.

@@ -8,52 +8,40 @@ import (
 	"time"
 
 	"github.com/raftmq/raftmq/dledger"
+	"github.com/raftmq/raftmq/namesrv"
 )
 
-// topicConfigJSON is RocketMQ's TopicConfig.
-type topicConfigJSON struct {
-	TopicName       string `json:"topicName"`
-	ReadQueueNums   int32  `json:"readQueueNums"`
-	WriteQueueNums  int32  `json:"writeQueueNums"`
-	Perm            int32  `json:"perm"`
-	TopicFilterType string `json:"topicFilterType"`
-	TopicSysFlag    int32  `json:"topicSysFlag"`
-	Order           bool   `json:"order"`
-}
+// The topic and registration bodies are the name server's wire types: the
+// broker writes exactly what namesrv reads.
 
-func toTopicJSON(t dledger.TopicConfig) topicConfigJSON {
+func toTopicJSON(t dledger.TopicConfig) namesrv.TopicConfig {
 	filter := "SINGLE_TAG"
 	if t.FilterType == 1 {
 		filter = "MULTI_TAG"
 	}
-	return topicConfigJSON{
+	return namesrv.TopicConfig{
 		TopicName: t.Name, ReadQueueNums: t.ReadQueueNums, WriteQueueNums: t.WriteQueueNums,
 		Perm: t.Perm, TopicFilterType: filter, TopicSysFlag: t.TopicSysFlag, Order: t.Order,
 	}
 }
 
-// dataVersionJSON is RocketMQ's DataVersion.
-type dataVersionJSON struct {
-	Timestamp int64 `json:"timestamp"`
-	Counter   int64 `json:"counter"`
-}
-
 // dataVersion versions this node's tables by the raft index it applied,
 // which orders them the same way on every replica.
-func (b *Broker) dataVersion() dataVersionJSON {
-	return dataVersionJSON{Timestamp: time.Now().UnixMilli(), Counter: int64(b.node.Metadata().AppliedIndex())}
+func (b *Broker) dataVersion() namesrv.DataVersion {
+	return namesrv.DataVersion{Timestamp: time.Now().UnixMilli(), Counter: int64(b.node.Metadata().AppliedIndex())}
 }
 
-// topicConfigWrapper is RocketMQ's TopicConfigSerializeWrapper.
-type topicConfigWrapper struct {
-	TopicConfigTable map[string]topicConfigJSON `json:"topicConfigTable"`
-	DataVersion      dataVersionJSON            `json:"dataVersion"`
-}
-
-// registerBrokerBody is RocketMQ's RegisterBrokerBody.
-type registerBrokerBody struct {
-	TopicConfigSerializeWrapper topicConfigWrapper `json:"topicConfigSerializeWrapper"`
-	FilterServerList            []string           `json:"filterServerList"`
+// topicWrapper is this node's TopicConfigSerializeWrapper: topics plus
+// TBW102 when auto-creation is on (producers look its route up).
+func (b *Broker) topicWrapper(topics []dledger.TopicConfig) namesrv.TopicConfigWrapper {
+	table := make(map[string]namesrv.TopicConfig, len(topics)+1)
+	for _, t := range topics {
+		table[t.Name] = toTopicJSON(t)
+	}
+	if b.cfg.AutoCreateTopic {
+		table[DefaultTopic] = toTopicJSON(defaultTopicConfig())
+	}
+	return namesrv.TopicConfigWrapper{TopicConfigTable: table, DataVersion: b.dataVersion()}
 }
 
 // subscriptionGroupJSON is RocketMQ's SubscriptionGroupConfig.
@@ -100,5 +88,5 @@ func (g subscriptionGroupJSON) config() dledger.SubscriptionGroupConfig {
 // subscriptionGroupWrapper is RocketMQ's SubscriptionGroupWrapper.
 type subscriptionGroupWrapper struct {
 	SubscriptionGroupTable map[string]subscriptionGroupJSON `json:"subscriptionGroupTable"`
-	DataVersion            dataVersionJSON                  `json:"dataVersion"`
+	DataVersion            namesrv.DataVersion              `json:"dataVersion"`
 }

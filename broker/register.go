@@ -23,6 +23,7 @@ import (
 	"time"
 
 	"github.com/raftmq/raftmq/dledger"
+	"github.com/raftmq/raftmq/namesrv"
 	"github.com/raftmq/raftmq/remoting"
 )
 
@@ -205,15 +206,8 @@ func (b *Broker) registerRequest(topics []dledger.TopicConfig) (*remoting.Comman
 	if id == 0 {
 		ext["raftTerm"] = strconv.FormatUint(term, 10)
 	}
-	table := make(map[string]topicConfigJSON, len(topics)+1)
-	for _, t := range topics {
-		table[t.Name] = toTopicJSON(t)
-	}
-	if b.cfg.AutoCreateTopic {
-		table[DefaultTopic] = toTopicJSON(defaultTopicConfig())
-	}
-	body, err := json.Marshal(registerBrokerBody{
-		TopicConfigSerializeWrapper: topicConfigWrapper{TopicConfigTable: table, DataVersion: b.dataVersion()},
+	body, err := json.Marshal(namesrv.RegisterBrokerBody{
+		TopicConfigSerializeWrapper: b.topicWrapper(topics),
 		FilterServerList:            []string{},
 	})
 	if err != nil {
