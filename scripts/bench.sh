@@ -54,7 +54,7 @@ i=0
 for b in "$B1" "$B2" "$B3"; do
   i=$((i + 1)); pp=$(eval echo "\$P$i")
   "$RAFTMQ" broker --node-id "n$i" --peers "$PEERS" --listen "127.0.0.1:$b" --data "$DATA/n$i" \
-    --namesrv "$NSADDR" --flush SYNC_FLUSH --log-level warn --pprof-listen "127.0.0.1:$pp" "${PROF[@]}" \
+    --namesrv "$NSADDR" --flush SYNC_FLUSH --log-level warn --http "127.0.0.1:$pp" "${PROF[@]}" \
     > "$OUT/broker-n$i.log" 2>&1 &
   PIDS+=($!)
 done
