@@ -197,21 +197,43 @@ func (g *Group) Addr(i int) string { return g.peers[i].RemotingAddr }
 // Len is the group size.
 func (g *Group) Len() int { return len(g.peers) }
 
-// WaitLeader waits until a running node is leader and returns its index.
+// WaitLeader waits until a running node is leader and every running node
+// knows it, and returns its index.
 func (g *Group) WaitLeader(d time.Duration) int {
 	g.t.Helper()
 	deadline := time.Now().Add(d)
 	for {
-		for i := range g.peers {
-			if b := g.Broker(i); b != nil && b.Node().IsLeader() {
-				return i
-			}
+		if i, ok := g.agreedLeader(); ok {
+			return i
 		}
 		if time.Now().After(deadline) {
 			g.t.Fatalf("no leader within %v", d)
 		}
 		time.Sleep(10 * time.Millisecond)
 	}
+}
+
+// agreedLeader returns the leader once every running node knows it, so a
+// test that goes on to use a follower finds it following that leader.
+func (g *Group) agreedLeader() (int, bool) {
+	leader := -1
+	for i := range g.peers {
+		if b := g.Broker(i); b != nil && b.Node().IsLeader() {
+			leader = i
+		}
+	}
+	if leader < 0 {
+		return 0, false
+	}
+	id := g.Broker(leader).Node().ID()
+	for i := range g.peers {
+		if b := g.Broker(i); b != nil {
+			if _, lid := b.Node().Leader(); lid != id {
+				return 0, false
+			}
+		}
+	}
+	return leader, true
 }
 
 // Invoke sends req to node i and fails the test on a transport error.
