@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"math"
+	"runtime/debug"
 
 	"github.com/hashicorp/go-hclog"
 
@@ -69,12 +70,14 @@ type indexFile struct {
 	indexNum int32
 	hdr      header
 	dirty    bool
-	// m maps the whole file read-only when the FS supports it: a query
-	// then reads memory instead of making a syscall per entry (see
-	// docs/BENCHMARKS.md). Writes go through WriteAt; a shared mapping
-	// sees them at once.
-	m       []byte
-	scratch [EntrySize]byte // Put's buffer; Put holds the store's write lock
+	// m maps the whole file shared when the FS supports it: a query then
+	// reads memory instead of making a syscall per entry (see
+	// docs/BENCHMARKS.md). With writable, puts store through it too;
+	// otherwise they go through WriteAt, which a shared mapping sees at
+	// once. Either way flush's fsync makes them durable.
+	m        []byte
+	writable bool
+	scratch  [EntrySize]byte // Put's buffer; Put holds the store's write lock
 }
 
 func (x *indexFile) slotPos(hash int32) int64 { return HeaderSize + int64(hash)%x.slotNum*SlotSize }
@@ -104,12 +107,12 @@ func (x *indexFile) put(key string, phy, ts int64) error {
 	binary.BigEndian.PutUint64(b[4:], uint64(phy))
 	binary.BigEndian.PutUint32(b[12:], uint32(x.timeDiff(ts)))
 	binary.BigEndian.PutUint32(b[16:], uint32(prev))
-	if _, err := x.f.WriteAt(b, x.entryPos(n)); err != nil {
-		return fmt.Errorf("indexfile: write %s: %w", x.name, err)
+	if err := x.write(b, x.entryPos(n)); err != nil {
+		return err
 	}
 	binary.BigEndian.PutUint32(b, uint32(n))
-	if _, err := x.f.WriteAt(b[:SlotSize], sp); err != nil {
-		return fmt.Errorf("indexfile: write %s: %w", x.name, err)
+	if err := x.write(b[:SlotSize], sp); err != nil {
+		return err
 	}
 	if n == 1 {
 		x.hdr.beginPhy, x.hdr.beginTS = phy, ts
@@ -120,6 +123,27 @@ func (x *indexFile) put(key string, phy, ts int64) error {
 	x.hdr.indexCount++
 	x.hdr.endPhy, x.hdr.endTS = phy, ts
 	x.dirty = true
+	return nil
+}
+
+// write stores b at pos: through the writable mapping when there is one (a
+// copy instead of a syscall; two per put), else with WriteAt.
+func (x *indexFile) write(b []byte, pos int64) (err error) {
+	if !x.writable {
+		if _, err := x.f.WriteAt(b, pos); err != nil {
+			return fmt.Errorf("indexfile: write %s: %w", x.name, err)
+		}
+		return nil
+	}
+	// The file is sparse: a store the kernel cannot back (no space left
+	// for a page of it) faults; that becomes this put's error, not a crash.
+	defer debug.SetPanicOnFault(debug.SetPanicOnFault(true))
+	defer func() {
+		if r := recover(); r != nil {
+			err = fmt.Errorf("indexfile: write %s at %d through the mapping: %v", x.name, pos, r)
+		}
+	}()
+	copy(x.m[pos:], b)
 	return nil
 }
 
@@ -195,11 +219,21 @@ func (x *indexFile) read(b []byte, pos int64) error {
 	return readFull(x.f, b, pos)
 }
 
-// mmap maps x if its file supports it; failing that, reads use ReadAt,
-// which is slower but equally correct.
+// mmap maps x if its file supports it, for writing too when it can;
+// failing that, reads use ReadAt and writes WriteAt, which is slower but
+// equally correct. The file has its full size for as long as it is open.
 func (x *indexFile) mmap(size int64, log hclog.Logger) {
+	if size > math.MaxInt {
+		return
+	}
+	if wm, ok := x.f.(vfs.WritableMmapper); ok {
+		if m, err := wm.MmapWritable(0, int(size)); err == nil {
+			x.m, x.writable = m, true
+			return
+		}
+	}
 	mm, ok := x.f.(vfs.Mmapper)
-	if !ok || size > math.MaxInt {
+	if !ok {
 		return
 	}
 	m, err := mm.Mmap(0, int(size))

@@ -95,7 +95,7 @@ func TestPutQuery(t *testing.T) {
 	}{
 		{"many slots", 64, false},
 		{"one slot: every key collides", 1, false},
-		{"os file system: reads through mmap", 64, true},
+		{"os file system: reads and writes through mmap", 64, true},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -105,8 +105,8 @@ func TestPutQuery(t *testing.T) {
 			}
 			s := openT(t, cfg)
 			put(t, s, "first", 1000, t0)
-			if mapped := s.files[0].m != nil; mapped != tt.os {
-				t.Fatalf("mapped = %v, want %v", mapped, tt.os)
+			if mapped := s.files[0].m != nil && s.files[0].writable; mapped != tt.os {
+				t.Fatalf("mapped for writing = %v, want %v", mapped, tt.os)
 			}
 			for i := int64(0); i < 10; i++ {
 				put(t, s, Key("T", fmt.Sprint("k", i%3)), i*100, t0+i*1000)
@@ -116,6 +116,15 @@ func TestPutQuery(t *testing.T) {
 			wantQuery(t, s, Key("T", "k1"), t0, t0+100_000, 2, []int64{700, 400})
 			wantQuery(t, s, Key("T", "missing"), t0, t0+100_000, 10, nil)
 			wantQuery(t, s, Key("U", "k0"), t0, t0+100_000, 10, nil)
+			if !tt.os {
+				return
+			}
+			// What went through the mapping is in the file: a new store reads it.
+			if err := s.Close(); err != nil {
+				t.Fatal(err)
+			}
+			s = openT(t, cfg)
+			wantQuery(t, s, Key("T", "k1"), t0, t0+100_000, 10, []int64{700, 400, 100})
 		})
 	}
 }

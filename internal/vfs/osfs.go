@@ -58,6 +58,10 @@ func (f *osFile) Mmap(offset int64, length int) ([]byte, error) {
 	return syscall.Mmap(int(f.Fd()), offset, length, syscall.PROT_READ, syscall.MAP_SHARED)
 }
 
+func (f *osFile) MmapWritable(offset int64, length int) ([]byte, error) {
+	return syscall.Mmap(int(f.Fd()), offset, length, syscall.PROT_READ|syscall.PROT_WRITE, syscall.MAP_SHARED)
+}
+
 func (f *osFile) Preallocate(size int64) error {
 	err := syscall.Fallocate(int(f.Fd()), 0, 0, size)
 	if err == syscall.EOPNOTSUPP || err == syscall.ENOSYS {

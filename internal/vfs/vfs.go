@@ -62,6 +62,16 @@ type Mmapper interface {
 	Mmap(offset int64, length int) ([]byte, error)
 }
 
+// WritableMmapper is implemented by files that can be mapped shared for
+// reading and writing: a store through the mapping lands in the page
+// cache like a WriteAt, and the file's Sync makes it durable (Linux syncs
+// a file's shared mappings with the file). The file must not shrink below
+// the mapping while it exists: a store past the end faults. Fault
+// injectors do not implement it, so their tests see every write.
+type WritableMmapper interface {
+	MmapWritable(offset int64, length int) ([]byte, error)
+}
+
 // Preallocator is implemented by files that can reserve disk space for
 // their future size without writing it (fallocate). Preallocate extends the
 // file's size to size (the new bytes read as zeros), so a reader of a

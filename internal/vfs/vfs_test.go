@@ -225,3 +225,32 @@ func TestOSMmapAndPreallocate(t *testing.T) {
 		t.Fatalf("preallocate shrank the file: %d", st.Size())
 	}
 }
+
+func TestOSMmapWritable(t *testing.T) {
+	p := filepath.Join(t.TempDir(), "w")
+	f := writeFile(t, OS, p, make([]byte, 4096), true)
+	defer f.Close()
+	b, err := f.(WritableMmapper).MmapWritable(0, 4096)
+	if err != nil {
+		t.Fatal(err)
+	}
+	copy(b[100:], "through the mapping")
+	if err := f.Sync(); err != nil {
+		t.Fatal(err)
+	}
+	got := make([]byte, 19)
+	if _, err := f.ReadAt(got, 100); err != nil || string(got) != "through the mapping" {
+		t.Fatalf("ReadAt after a mapped store = %q, %v", got, err)
+	}
+	if err := Munmap(b); err != nil {
+		t.Fatal(err)
+	}
+	ff, err := NewFaultFS(OS).OpenFile(p, os.O_RDWR, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ff.Close()
+	if _, ok := ff.(WritableMmapper); ok {
+		t.Fatal("FaultFS files must not offer writable mappings: their writes would bypass injection")
+	}
+}
