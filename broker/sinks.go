@@ -26,8 +26,8 @@ func newSinks(b *Broker) *sinks {
 }
 
 // Append implements dledger.QueueSink.
-func (s *sinks) Append(k dledger.QueueKey, queueOffset int64, e dledger.QueueEntry) error {
-	if err := s.ConsumeQueueSink.Append(k, queueOffset, e); err != nil {
+func (s *sinks) Append(k dledger.QueueKey, first int64, es []dledger.QueueEntry) error {
+	if err := s.ConsumeQueueSink.Append(k, first, es); err != nil {
 		return err
 	}
 	s.arrival.notify(k)

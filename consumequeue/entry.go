@@ -28,6 +28,13 @@ func (e Entry) encode(b []byte) {
 	binary.BigEndian.PutUint64(b[12:20], uint64(e.TagsCode))
 }
 
+// appendTo appends e's encoding to b.
+func (e Entry) appendTo(b []byte) []byte {
+	b = binary.BigEndian.AppendUint64(b, uint64(e.CommitOffset))
+	b = binary.BigEndian.AppendUint32(b, uint32(e.Size))
+	return binary.BigEndian.AppendUint64(b, uint64(e.TagsCode))
+}
+
 func decode(b []byte) Entry {
 	return Entry{
 		CommitOffset: int64(binary.BigEndian.Uint64(b[0:8])),

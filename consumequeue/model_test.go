@@ -98,7 +98,7 @@ func TestModel(t *testing.T) {
 		m := &model{per: int64(per), disk: map[int64]Entry{}, files: map[int64]bool{}}
 		steps := rapid.IntRange(1, 60).Draw(rt, "steps")
 		for range steps {
-			switch op := rapid.IntRange(0, 9).Draw(rt, "op"); op {
+			switch op := rapid.IntRange(0, 10).Draw(rt, "op"); op {
 			case 0, 1, 2, 3:
 				m.nextCO += rapid.Int64Range(1, 50).Draw(rt, "delta")
 				e := Entry{CommitOffset: m.nextCO, Size: 1, TagsCode: m.nextCO * 7}
@@ -106,6 +106,25 @@ func TestModel(t *testing.T) {
 					rt.Fatalf("Append(%d): %v", m.max, err)
 				}
 				m.append(e)
+			case 10:
+				// A batch that replays a tail of what is stored and adds new
+				// entries, possibly across files.
+				back := rapid.Int64Range(0, m.max-m.min).Draw(rt, "batchBack")
+				var es []Entry
+				for off := m.max - back; off < m.max; off++ {
+					es = append(es, m.disk[off])
+				}
+				var fresh []Entry
+				for range rapid.IntRange(1, 12).Draw(rt, "batchLen") {
+					m.nextCO += rapid.Int64Range(1, 50).Draw(rt, "delta")
+					fresh = append(fresh, Entry{CommitOffset: m.nextCO, Size: 1, TagsCode: m.nextCO * 7})
+				}
+				if err := q.AppendBatch(m.max-back, append(es, fresh...)); err != nil {
+					rt.Fatalf("AppendBatch(%d, %d replayed + %d): %v", m.max-back, back, len(fresh), err)
+				}
+				for _, e := range fresh {
+					m.append(e)
+				}
 			case 4:
 				if m.max > m.min {
 					off := rapid.Int64Range(m.min, m.max-1).Draw(rt, "replay")

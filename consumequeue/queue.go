@@ -26,7 +26,7 @@ type Queue struct {
 	hasLast  bool
 	dirMade  bool
 	closed   bool
-	wbuf     [EntrySize]byte
+	wbuf     []byte // write buffer; mu held
 }
 
 // Topic returns the queue's topic.
@@ -75,51 +75,92 @@ func (q *Queue) LastCommitOffset() int64 {
 // recovery and the commit-offset searches rely on it. The write reaches the
 // page cache; Store.Flush makes it durable.
 func (q *Queue) Append(queueOffset int64, e Entry) error {
-	if !e.valid() {
-		return fmt.Errorf("%w: %+v", ErrInvalidEntry, e)
+	one := [1]Entry{e}
+	return q.AppendBatch(queueOffset, one[:])
+}
+
+// AppendBatch stores es at the consecutive queue offsets from first, with
+// Append's rules applied to each entry in turn, and writes the new entries
+// with one write per file rather than one per entry. On an error the
+// entries before the failing one may have been stored.
+func (q *Queue) AppendBatch(first int64, es []Entry) error {
+	for i := range es {
+		if !es[i].valid() {
+			return fmt.Errorf("%w: %+v", ErrInvalidEntry, es[i])
+		}
 	}
 	q.mu.Lock()
 	defer q.mu.Unlock()
 	if q.closed {
 		return ErrClosed
 	}
-	switch {
-	case queueOffset < q.min:
-		return nil
-	case queueOffset < q.max:
-		got, err := q.readEntry(queueOffset)
+	n, err := q.replayed(first, es)
+	if err != nil || n == len(es) {
+		return err
+	}
+	if off := first + int64(n); off > q.max {
+		return fmt.Errorf("%w: %s/%d offset %d, max %d", ErrGap, q.topic, q.id, off, q.max)
+	}
+	last, has := q.last, q.hasLast
+	for i := n; i < len(es); i++ {
+		if has && es[i].CommitOffset <= last.CommitOffset {
+			return fmt.Errorf("%w: %s/%d offset %d: commit offset %d after %d",
+				ErrOutOfOrder, q.topic, q.id, first+int64(i), es[i].CommitOffset, last.CommitOffset)
+		}
+		last, has = es[i], true
+	}
+	return q.write(es[n:])
+}
+
+// replayed checks the leading entries of es that the queue already holds
+// (a replay) and returns how many there are.
+func (q *Queue) replayed(first int64, es []Entry) (int, error) {
+	n := 0
+	for ; n < len(es) && first+int64(n) < q.max; n++ {
+		off := first + int64(n)
+		if off < q.min {
+			continue
+		}
+		got, err := q.readEntry(off)
+		if err != nil {
+			return n, err
+		}
+		if got != es[n] {
+			return n, fmt.Errorf("%w: %s/%d offset %d: stored %+v, appending %+v",
+				ErrMismatch, q.topic, q.id, off, got, es[n])
+		}
+	}
+	return n, nil
+}
+
+// write appends es at max, one WriteAt per file touched.
+func (q *Queue) write(es []Entry) error {
+	for len(es) > 0 {
+		s, err := q.segmentForWrite(q.max)
 		if err != nil {
 			return err
 		}
-		if got != e {
-			return fmt.Errorf("%w: %s/%d offset %d: stored %+v, appending %+v",
-				ErrMismatch, q.topic, q.id, queueOffset, got, e)
+		k := min(int64(len(es)), s.start+q.per-q.max)
+		q.wbuf = q.wbuf[:0]
+		for i := int64(0); i < k; i++ {
+			q.wbuf = es[i].appendTo(q.wbuf)
 		}
-		return nil
-	case queueOffset > q.max:
-		return fmt.Errorf("%w: %s/%d offset %d, max %d", ErrGap, q.topic, q.id, queueOffset, q.max)
+		if _, err := s.f.WriteAt(q.wbuf, (q.max-s.start)*EntrySize); err != nil {
+			return fmt.Errorf("consumequeue: write %s: %w", s.f.Name(), err)
+		}
+		s.dirty.Store(true)
+		q.max += k
+		q.last, q.hasLast = es[k-1], true
+		es = es[k:]
 	}
-	if q.hasLast && e.CommitOffset <= q.last.CommitOffset {
-		return fmt.Errorf("%w: %s/%d offset %d: commit offset %d after %d",
-			ErrOutOfOrder, q.topic, q.id, queueOffset, e.CommitOffset, q.last.CommitOffset)
+	if cap(q.wbuf) > maxRetainedWrite {
+		q.wbuf = nil
 	}
-	return q.write(e)
-}
-
-func (q *Queue) write(e Entry) error {
-	s, err := q.segmentForWrite(q.max)
-	if err != nil {
-		return err
-	}
-	e.encode(q.wbuf[:])
-	if _, err := s.f.WriteAt(q.wbuf[:], (q.max-s.start)*EntrySize); err != nil {
-		return fmt.Errorf("consumequeue: write %s: %w", s.f.Name(), err)
-	}
-	s.dirty.Store(true)
-	q.max++
-	q.last, q.hasLast = e, true
 	return nil
 }
+
+// maxRetainedWrite bounds the write buffer a queue keeps between appends.
+const maxRetainedWrite = 64 << 10
 
 // SetMinOffset makes an empty queue start at off: the queue's files are
 // removed and the next Append must be at off. It is meant for a queue that

@@ -583,3 +583,73 @@ func TestConcurrentReaders(t *testing.T) {
 		}
 	}
 }
+
+func TestAppendBatch(t *testing.T) {
+	// per 4: a batch of 10 from offset 2 spans three files.
+	mem := vfs.NewMem()
+	q := queueT(t, openT(t, mem, 4), "T", 0)
+	fill(t, q, 0, 2)
+	var es []Entry
+	for i := int64(2); i < 12; i++ {
+		es = append(es, entryAt(i))
+	}
+	if err := q.AppendBatch(2, es); err != nil {
+		t.Fatalf("AppendBatch: %v", err)
+	}
+	wantRange(t, q, 0, 12)
+	for i := int64(0); i < 12; i++ {
+		if got, err := q.Get(i); err != nil || got != entryAt(i) {
+			t.Fatalf("Get(%d) = %+v, %v; want %+v", i, got, err, entryAt(i))
+		}
+	}
+
+	// The same entries appended one at a time give identical files.
+	one := queueT(t, openT(t, vfs.NewMem(), 4), "T", 0)
+	fill(t, one, 0, 12)
+	for _, name := range []string{"00000000000000000000", "00000000000000000080", "00000000000000000160"} {
+		a, b := readFileT(t, q, name), readFileT(t, one, name)
+		if string(a) != string(b) {
+			t.Errorf("file %s differs from per-entry appends", name)
+		}
+	}
+
+	other := entryAt(10)
+	other.TagsCode++
+	tests := []struct {
+		name    string
+		first   int64
+		es      []Entry
+		wantErr error
+		wantMax int64
+	}{
+		{"replay only", 9, []Entry{entryAt(9), entryAt(10), entryAt(11)}, nil, 12},
+		{"replay and extend", 10, []Entry{entryAt(10), entryAt(11), entryAt(12), entryAt(13)}, nil, 14},
+		{"divergent replay", 9, []Entry{entryAt(9), other}, ErrMismatch, 14},
+		{"gap", 15, []Entry{entryAt(15)}, ErrGap, 14},
+		{"out of order inside", 14, []Entry{entryAt(14), entryAt(14)}, ErrOutOfOrder, 14},
+		{"invalid entry", 14, []Entry{entryAt(14), {}}, ErrInvalidEntry, 14},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if err := q.AppendBatch(tt.first, tt.es); !errors.Is(err, tt.wantErr) {
+				t.Errorf("AppendBatch(%d) = %v, want %v", tt.first, err, tt.wantErr)
+			}
+			wantRange(t, q, 0, tt.wantMax)
+		})
+	}
+}
+
+// readFileT returns the bytes of one of q's files.
+func readFileT(t *testing.T, q *Queue, name string) []byte {
+	t.Helper()
+	f, err := q.fs.OpenFile(filepath.Join(q.dir, name), 0, 0)
+	if err != nil {
+		t.Fatalf("open %s: %v", name, err)
+	}
+	defer f.Close()
+	b := make([]byte, q.per*EntrySize)
+	if _, err := f.ReadAt(b, 0); err != nil {
+		t.Fatalf("read %s: %v", name, err)
+	}
+	return b
+}

@@ -99,12 +99,6 @@ func (s *Store) newQueue(topic string, id int32) *Queue {
 // Queue returns the queue of topic and queueID, creating an empty one
 // (files appear with its first Append).
 func (s *Store) Queue(topic string, queueID int32) (*Queue, error) {
-	if !topicPattern.MatchString(topic) || strings.Contains(topic, "..") {
-		return nil, fmt.Errorf("%w: %q", ErrInvalidTopic, topic)
-	}
-	if queueID < 0 {
-		return nil, fmt.Errorf("%w: negative queue id %d", ErrInvalidTopic, queueID)
-	}
 	k := QueueKey{topic, queueID}
 	s.mu.RLock()
 	q, ok := s.queues[k]
@@ -112,6 +106,13 @@ func (s *Store) Queue(topic string, queueID int32) (*Queue, error) {
 	s.mu.RUnlock()
 	if ok {
 		return q, nil
+	}
+	// Names are checked when a queue is created; existing ones passed.
+	if !topicPattern.MatchString(topic) || strings.Contains(topic, "..") {
+		return nil, fmt.Errorf("%w: %q", ErrInvalidTopic, topic)
+	}
+	if queueID < 0 {
+		return nil, fmt.Errorf("%w: negative queue id %d", ErrInvalidTopic, queueID)
 	}
 	if closed {
 		return nil, ErrClosed

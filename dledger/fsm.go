@@ -8,23 +8,23 @@ import (
 
 	"github.com/hashicorp/go-hclog"
 	"github.com/hashicorp/raft"
+
+	"github.com/raftmq/raftmq/consumequeue"
 )
 
 // QueueEntry is one consumequeue entry: where a message is in the
 // commitlog (logical commit offset and size) and its tag hash.
-type QueueEntry struct {
-	CommitOffset int64
-	Size         int32
-	TagsCode     int64
-}
+type QueueEntry = consumequeue.Entry
 
 // QueueSink receives the consumequeue entries of applied messages, in log
 // order, on every replica (the dispatch of RocketMQ's store).
 type QueueSink interface {
-	// Append stores the entry at queueOffset of the queue. Restarts replay
-	// entries the sink may already hold: an equal entry must be a no-op, a
-	// different one an error (the FSM then stops the node as diverged).
-	Append(q QueueKey, queueOffset int64, e QueueEntry) error
+	// Append stores es at the consecutive queue offsets from first: the
+	// messages of one entry for one queue, so a sink can write them at
+	// once. Restarts replay entries the sink may already hold: an equal
+	// entry must be a no-op, a different one an error (the FSM then stops
+	// the node as diverged).
+	Append(q QueueKey, first int64, es []QueueEntry) error
 	// Restored is called after a snapshot was installed, with the next
 	// queue offset of every queue in it. The sink may hold entries at or
 	// above them (they will be replayed identically) and must accept
@@ -52,6 +52,7 @@ type fsm struct {
 
 	failOnce sync.Once
 	failed   error // set once, read only on the FSM goroutine
+	runs     queueRuns
 }
 
 var _ raft.FSM = (*fsm)(nil)
@@ -91,16 +92,16 @@ func (f *fsm) applyPut(l *raft.Log, p *putEntry) any {
 	if err := f.checkAndAdvance(l.Index, p); err != nil {
 		return f.fail(err)
 	}
-	for i := range p.Messages {
-		m := &p.Messages[i]
-		k := QueueKey{m.Topic, m.QueueID}
-		if f.queues != nil {
-			e := QueueEntry{CommitOffset: m.CommitOffset, Size: m.Size, TagsCode: m.TagsCode}
-			if err := f.queues.Append(k, m.QueueOffset, e); err != nil {
-				return f.fail(fmt.Errorf("%w: entry %d: consumequeue %s/%d@%d: %w", ErrDivergence, l.Index, m.Topic, m.QueueID, m.QueueOffset, err))
+	if f.queues != nil {
+		for _, r := range f.runs.group(p.Messages) {
+			if err := f.queues.Append(r.key, r.first, r.entries); err != nil {
+				return f.fail(fmt.Errorf("%w: entry %d: consumequeue %s/%d@%d+%d: %w", ErrDivergence, l.Index, r.key.Topic, r.key.QueueID, r.first, len(r.entries), err))
 			}
 		}
-		if f.index != nil {
+	}
+	if f.index != nil {
+		for i := range p.Messages {
+			m := &p.Messages[i]
 			for _, key := range m.Keys {
 				if err := f.index.Put(key, m.CommitOffset, m.StoreTimestamp); err != nil {
 					f.log.Warn("index put failed", "key", key, "commit_offset", m.CommitOffset, "error", err)

@@ -21,13 +21,13 @@ type ConsumeQueueSink struct {
 
 var _ QueueSink = ConsumeQueueSink{}
 
-// Append implements QueueSink with the store's idempotent Append.
-func (s ConsumeQueueSink) Append(k QueueKey, off int64, e QueueEntry) error {
+// Append implements QueueSink with the store's idempotent AppendBatch.
+func (s ConsumeQueueSink) Append(k QueueKey, first int64, es []QueueEntry) error {
 	q, err := s.Store.Queue(k.Topic, k.QueueID)
 	if err != nil {
 		return err
 	}
-	return q.Append(off, consumequeue.Entry{CommitOffset: e.CommitOffset, Size: e.Size, TagsCode: e.TagsCode})
+	return q.AppendBatch(first, es)
 }
 
 // Restored implements QueueSink. A queue that is behind the snapshot

@@ -36,7 +36,7 @@ func NewMemQueueSink() *MemQueueSink {
 }
 
 // Append implements dledger.QueueSink.
-func (s *MemQueueSink) Append(k dledger.QueueKey, off int64, e dledger.QueueEntry) error {
+func (s *MemQueueSink) Append(k dledger.QueueKey, first int64, es []dledger.QueueEntry) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	q := s.queues[k]
@@ -44,6 +44,15 @@ func (s *MemQueueSink) Append(k dledger.QueueKey, off int64, e dledger.QueueEntr
 		q = &memQueue{}
 		s.queues[k] = q
 	}
+	for i, e := range es {
+		if err := q.append(k, first+int64(i), e); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func (q *memQueue) append(k dledger.QueueKey, off int64, e dledger.QueueEntry) error {
 	max := q.min + int64(len(q.entries))
 	switch {
 	case off < q.min:
