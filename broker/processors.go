@@ -3,7 +3,6 @@ package broker
 import (
 	"context"
 	"fmt"
-	"time"
 
 	"github.com/raftmq/raftmq/remoting"
 )
@@ -36,16 +35,12 @@ func (b *Broker) startBackground() {
 	b.startReadRetention()  // read_retention.go
 	b.startLeaderServices() // delay_leader.go
 	b.startHTTP()           // http.go
-	b.every(time.Second, func() {
-		// The raft log is the durable copy; the consumequeue is flushed
-		// periodically and before every snapshot, and replay fills the rest.
-		if err := b.cq.Flush(); err != nil {
-			b.log.Error("flushing consumequeue", "error", err)
-		}
-		if err := b.index.Flush(); err != nil {
-			b.log.Error("flushing index", "error", err)
-		}
-	})
+	// The consumequeue and the index are not flushed on a timer: the raft
+	// log is the durable copy, the FSM syncs them before every snapshot
+	// (the point raft replays from) and replay fills in what a crash lost.
+	// A periodic flush would cost an fsync per dirty queue file (thousands
+	// with thousands of queues) and write back a page per index slot
+	// touched, for no durability gain.
 }
 
 // errResponse answers req with code and a formatted remark.

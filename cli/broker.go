@@ -12,10 +12,11 @@ import (
 
 	"github.com/raftmq/raftmq/broker"
 	"github.com/raftmq/raftmq/commitlog"
+	"github.com/raftmq/raftmq/dledger"
 )
 
 func brokerFlags() []ucli.Flag {
-	def := broker.DefaultConfig()
+	def, raftDef := broker.DefaultConfig(), dledger.DefaultConfig()
 	return []ucli.Flag{
 		&ucli.StringFlag{Name: "config", Usage: "a key=value file whose keys are these flags' names (flags given on the command line win)"},
 		&ucli.StringFlag{Name: "cluster", Value: def.Cluster, Usage: "cluster name"},
@@ -32,6 +33,8 @@ func brokerFlags() []ucli.Flag {
 		&ucli.BoolFlag{Name: "auto-create-topic", Usage: "create unknown topics on first send (through TBW102)"},
 		&ucli.Int64Flag{Name: "segment-size", Value: def.SegmentSize, Usage: "commitlog segment size in bytes"},
 		&ucli.IntFlag{Name: "max-message-size", Value: def.MaxMessageSize, Usage: "largest accepted message body in bytes"},
+		&ucli.IntFlag{Name: "raft-max-inflight", Value: raftDef.MaxInflight, Usage: "raft entries the leader keeps proposed but not yet committed; sends arriving meanwhile share the next entry"},
+		&ucli.BoolFlag{Name: "serial-leader-write", Usage: "the leader fsyncs an entry before replicating it, instead of in parallel (slower; for comparison)"},
 		logLevelFlag(),
 	}
 }
@@ -103,6 +106,9 @@ func brokerConfig(c *ucli.Context) (broker.Config, error) {
 	cfg.AutoCreateTopic = c.Bool("auto-create-topic")
 	cfg.Join = c.Bool("join")
 	cfg.SegmentSize, cfg.MaxMessageSize = c.Int64("segment-size"), c.Int("max-message-size")
+	rc := dledger.DefaultConfig()
+	rc.MaxInflight, rc.SerialLeaderWrite = c.Int("raft-max-inflight"), c.Bool("serial-leader-write")
+	cfg.Raft = &rc
 	for _, s := range splitList(c.String("peers")) {
 		p, err := broker.ParsePeer(s)
 		if err != nil {

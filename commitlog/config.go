@@ -92,6 +92,14 @@ type Config struct {
 	// FlushInterval is the background flush period in AsyncFlush. Default
 	// 500ms.
 	FlushInterval time.Duration
+	// DeferSync, when set, is asked by every StoreLogs in SyncFlush: true
+	// means the batch is written and StoreLogs returns before its fsync,
+	// which a background syncer makes at once (one fsync for every batch
+	// written meanwhile); DurableIndex and WaitDurable tell when it is on
+	// disk. The caller must not count such a batch as durable before then.
+	// dledger sets it on the raft leader, which then writes its own copy in
+	// parallel with replicating it (the Raft thesis, §10.2.1).
+	DeferSync func() bool
 	// Span locates message records inside entries; nil: none do. Recovery
 	// calls it again for the entries it rescans, so every Open of a
 	// directory must pass the same function.

@@ -58,6 +58,7 @@ func (l *Log) deleteAll() error {
 	l.mu.Lock()
 	segs := l.segs
 	l.segs, l.lastIndex, l.endCO = nil, 0, 0
+	l.dur.truncate(0)
 	l.cache.Store(nil)
 	var errs []error
 	for _, s := range segs {
@@ -110,6 +111,7 @@ func (l *Log) truncateFrom(min uint64) error {
 		s.startCO = s.endCO
 	}
 	l.lastIndex, l.endCO = min-1, prev.end()
+	l.dur.truncate(min - 1)
 	l.cache.Store(nil)
 	l.mu.Unlock()
 

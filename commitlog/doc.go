@@ -80,6 +80,13 @@
 // is unknown, so the failed batch is not acknowledged, and a reopen may or
 // may not show it.
 //
+// With Config.DeferSync (dledger sets it on the raft leader) a SyncFlush
+// StoreLogs writes the batch and returns before fsyncing it; a background
+// syncer fsyncs at once, one fsync for every batch written meanwhile.
+// DurableIndex says how far the fsyncs reached and WaitDurable waits for
+// it; the caller must not count a deferred batch as durable before then.
+// A failed deferred fsync is sticky like a failed StoreLogs.
+//
 // # Recovery
 //
 // Open always scans from the checkpoint to the end of the files (the

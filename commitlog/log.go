@@ -57,6 +57,7 @@ type Log struct {
 	refuse  atomic.Bool
 	cache   atomic.Pointer[hit]
 
+	dur  durability
 	pre  *preallocator
 	stop chan struct{}
 	wg   sync.WaitGroup
@@ -85,6 +86,9 @@ func Open(cfg Config) (*Log, error) {
 		l.closeSegments()
 		return nil, err
 	}
+	// Recovery synced what it kept.
+	l.dur.init()
+	l.dur.index.Store(l.lastIndex)
 	if usage, err := cfg.Retention.DiskUsage(cfg.Dir); err == nil {
 		l.setRefuse(usage) // a full disk refuses the first write, not the first after a check
 	}
@@ -114,6 +118,9 @@ func (l *Log) start() {
 	if l.cfg.FlushMode == AsyncFlush {
 		l.wg.Add(1)
 		go l.flushLoop()
+	} else if l.cfg.DeferSync != nil {
+		l.wg.Add(1)
+		go l.syncLoop()
 	}
 	if l.cfg.Retention.CheckInterval > 0 {
 		l.wg.Add(1)
@@ -290,6 +297,8 @@ func (l *Log) writable() error {
 		return ErrClosed
 	case l.failed != nil:
 		return fmt.Errorf("%w: %w", ErrFailed, l.failed)
+	case l.dur.failed() != nil:
+		return fmt.Errorf("%w: %w", ErrFailed, l.dur.failed())
 	}
 	return nil
 }

@@ -10,8 +10,10 @@ import (
 
 // StoreLogs implements raft.LogStore. The batch is framed into one buffer
 // and written with one write; in SyncFlush the segment is fsynced once
-// before StoreLogs returns. The entry index is written but synced lazily:
-// recovery rebuilds it from the segments.
+// before StoreLogs returns, unless Config.DeferSync says the caller waits
+// for DurableIndex instead: then the background syncer fsyncs it at once,
+// while StoreLogs has returned. The entry index is written but synced
+// lazily: recovery rebuilds it from the segments.
 //
 // On a non-empty log the batch must start at LastIndex+1; an empty log
 // accepts any first index (raft stores from snapshotIndex+1 after a
@@ -47,14 +49,22 @@ func (l *Log) StoreLogs(logs []*raft.Log) error {
 	if _, err := act.idx.WriteAt(l.idxBuf, int64(act.count)*entrySize); err != nil {
 		return l.fail(fmt.Errorf("commitlog: write entry index %d: %w", act.base, err))
 	}
-	if l.cfg.FlushMode == SyncFlush {
+	deferred := l.deferSync()
+	if l.cfg.FlushMode == SyncFlush && !deferred {
 		if err := act.f.Sync(); err != nil {
 			return l.fail(fmt.Errorf("commitlog: sync segment %d: %w", act.base, err))
 		}
-	} else {
+	} else if l.cfg.FlushMode == AsyncFlush {
 		l.dirty.Store(true)
 	}
 	l.publish(act, logs, ents)
+	if deferred {
+		l.requestSync()
+	} else {
+		// The fsync covered every earlier write to the file too, and
+		// earlier segments were synced when sealed.
+		l.dur.advance(l.lastIndex)
+	}
 	if cap(l.buf) > maxRetainedBuffer {
 		l.buf, l.idxBuf = nil, nil // one huge batch should not pin its buffer forever
 	}

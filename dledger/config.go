@@ -90,6 +90,13 @@ type Config struct {
 	// SnapshotRetain is how many snapshots to keep on disk. Default 2.
 	SnapshotRetain int
 
+	// SerialLeaderWrite makes the leader fsync an entry before it sends it
+	// to the followers (hashicorp/raft's own order) instead of in parallel
+	// with replicating it (leaderwrite.go). Either way an entry is applied
+	// and answered only once a majority, the leader included, fsynced it.
+	// Default false; it only applies to the commitlog log store.
+	SerialLeaderWrite bool
+
 	// MaxBatchMessages and MaxBatchBytes bound one coalesced entry.
 	// Defaults 4096 messages / 4 MiB.
 	MaxBatchMessages int

@@ -50,6 +50,10 @@ type fsm struct {
 	// goroutine's stack synchronously (raft.Shutdown waits for that goroutine).
 	onFatal func(error)
 
+	// durable, when set, returns once this node's copy of an index is on
+	// disk (leaderwrite.go); every command waits for it before it applies.
+	durable func(index uint64) error
+
 	failOnce sync.Once
 	failed   error // set once, read only on the FSM goroutine
 	runs     queueRuns
@@ -64,6 +68,11 @@ func (f *fsm) Apply(l *raft.Log) any {
 	}
 	if l.Type != raft.LogCommand {
 		return nil
+	}
+	if f.durable != nil {
+		if err := f.durable(l.Index); err != nil {
+			return f.fail(fmt.Errorf("dledger: entry %d is not durable on this node: %w", l.Index, err))
+		}
 	}
 	v, err := decodeEntry(l.Data)
 	if err != nil {

@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/hashicorp/go-hclog"
@@ -29,12 +30,15 @@ type LeaderEvent struct {
 // Node is one member of a broker group: a raft instance, its FSM, and the
 // leader-side proposal pipeline.
 type Node struct {
-	cfg   Config
-	log   hclog.Logger
-	raft  *raft.Raft
-	fsm   *fsm
-	trans raft.Transport
-	prop  *proposer
+	cfg  Config
+	log  hclog.Logger
+	raft *raft.Raft
+	// raftRef is raft for the commitlog's DeferSync, which raft's own
+	// goroutines call, possibly before New has set n.raft.
+	raftRef atomic.Pointer[raft.Raft]
+	fsm     *fsm
+	trans   raft.Transport
+	prop    *proposer
 
 	stable  raft.StableStore
 	logs    raft.LogStore
@@ -90,6 +94,11 @@ func (n *Node) open() error {
 		return err
 	}
 	n.fsm = &fsm{st: newState(), queues: cfg.QueueSink, index: cfg.IndexSink, log: n.log, onFatal: n.stopDiverged}
+	trans := n.trans
+	if n.clog != nil && !cfg.SerialLeaderWrite {
+		n.fsm.durable = n.waitDurable
+		trans = newClampTransport(n.trans, n.clog.DurableIndex)
+	}
 	rc := cfg.raftConfig()
 	if err := n.bootstrap(rc, stable, snaps); err != nil {
 		return err
@@ -101,11 +110,12 @@ func (n *Node) open() error {
 	if err != nil {
 		return fmt.Errorf("dledger: log cache: %w", err)
 	}
-	r, err := raft.NewRaft(rc, n.fsm, logs, stable, snaps, n.trans)
+	r, err := raft.NewRaft(rc, n.fsm, logs, stable, snaps, trans)
 	if err != nil {
 		return fmt.Errorf("dledger: start raft: %w", err)
 	}
 	n.raft = r
+	n.raftRef.Store(r)
 	n.prop = newProposer(n)
 	n.startObserver()
 	n.log.Info("node started", "id", cfg.NodeID, "addr", n.trans.LocalAddr())
@@ -156,6 +166,9 @@ func (n *Node) openLog() error {
 	}
 	cc.Span = SpanFunc
 	cc.Retention.Floor = n.snapshotFloor
+	if !n.cfg.SerialLeaderWrite {
+		cc.DeferSync = n.deferLeaderSync
+	}
 	if cc.Logger == nil {
 		cc.Logger = n.log
 	}

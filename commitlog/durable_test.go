@@ -1,0 +1,143 @@
+package commitlog
+
+import (
+	"context"
+	"errors"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/raftmq/raftmq/internal/vfs"
+)
+
+// gatedSyncs holds every fsync of a segment file until released, so a
+// test sees what is durable while a deferred sync is in flight.
+type gatedSyncs struct {
+	gate    chan struct{}
+	started chan struct{}
+	fail    atomic.Bool
+}
+
+func newGatedSyncs() *gatedSyncs {
+	return &gatedSyncs{gate: make(chan struct{}), started: make(chan struct{}, 64)}
+}
+
+func (g *gatedSyncs) MaybeFail(op vfs.Op, name string, n int) (int, error) {
+	if op != vfs.OpSync || !strings.HasSuffix(name, segmentExt) {
+		return n, nil
+	}
+	g.started <- struct{}{}
+	<-g.gate
+	if g.fail.Load() {
+		return 0, vfs.ErrInjected
+	}
+	return n, nil
+}
+
+func openDeferred(t *testing.T, defer_ *atomic.Bool) (*Log, *vfs.MemFS, *vfs.FaultFS) {
+	t.Helper()
+	mem := vfs.NewMem()
+	ffs := vfs.NewFaultFS(mem)
+	cfg := testConfig(ffs, testDir)
+	cfg.SegmentSize = 1 << 20
+	cfg.DeferSync = defer_.Load
+	return mustOpen(t, cfg), mem, ffs
+}
+
+func TestDeferredSync(t *testing.T) {
+	var deferOn atomic.Bool
+	deferOn.Store(true)
+	l, mem, ffs := openDeferred(t, &deferOn)
+	g := newGatedSyncs()
+	ffs.Inject(g)
+
+	// StoreLogs returns while its fsync is still held: the batch is
+	// written, readable, and not durable.
+	storeRange(t, l, 1, 5, 5)
+	<-g.started
+	if got := l.DurableIndex(); got != 0 {
+		t.Fatalf("DurableIndex during the held sync = %d, want 0", got)
+	}
+	if last, _ := l.LastIndex(); last != 5 {
+		t.Fatalf("LastIndex = %d, want 5", last)
+	}
+	if n := countEntries(t, mem.CrashClone()); n != 0 {
+		t.Fatalf("a crash now keeps %d entries, want 0", n)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Millisecond)
+	if err := l.WaitDurable(ctx, 5); !errors.Is(err, context.DeadlineExceeded) {
+		t.Fatalf("WaitDurable before the sync = %v, want deadline exceeded", err)
+	}
+	cancel()
+
+	// Batches written during the held sync share the next one.
+	storeRange(t, l, 6, 8, 1)
+	g.gate <- struct{}{}
+	if err := l.WaitDurable(context.Background(), 5); err != nil {
+		t.Fatalf("WaitDurable(5): %v", err)
+	}
+	<-g.started
+	g.gate <- struct{}{}
+	if err := l.WaitDurable(context.Background(), 8); err != nil {
+		t.Fatalf("WaitDurable(8): %v", err)
+	}
+	if n := countEntries(t, mem.CrashClone()); n != 8 {
+		t.Fatalf("a crash after WaitDurable(8) keeps %d entries, want 8", n)
+	}
+
+	// Not deferred (a follower): StoreLogs syncs itself and everything
+	// written before.
+	deferOn.Store(false)
+	ffs.Inject(nil)
+	storeRange(t, l, 9, 9, 1)
+	if got := l.DurableIndex(); got != 9 {
+		t.Fatalf("DurableIndex after a synced StoreLogs = %d, want 9", got)
+	}
+
+	// Truncation lowers it.
+	if err := l.DeleteRange(7, 9); err != nil {
+		t.Fatal(err)
+	}
+	if got := l.DurableIndex(); got != 6 {
+		t.Fatalf("DurableIndex after truncating to 6 = %d, want 6", got)
+	}
+	closeLog(t, l)
+}
+
+func TestDeferredSyncFailureIsSticky(t *testing.T) {
+	var deferOn atomic.Bool
+	deferOn.Store(true)
+	l, _, ffs := openDeferred(t, &deferOn)
+	g := newGatedSyncs()
+	g.fail.Store(true)
+	ffs.Inject(g)
+	storeRange(t, l, 1, 3, 3)
+	<-g.started
+	close(g.gate)
+	if err := l.WaitDurable(context.Background(), 3); !errors.Is(err, ErrFailed) {
+		t.Fatalf("WaitDurable after a failed deferred sync = %v, want ErrFailed", err)
+	}
+	if err := l.StoreLogs(makeRange(4, 4)); !errors.Is(err, ErrFailed) {
+		t.Fatalf("StoreLogs after a failed deferred sync = %v, want ErrFailed", err)
+	}
+	if got := l.DurableIndex(); got != 0 {
+		t.Fatalf("DurableIndex = %d, want 0", got)
+	}
+	ffs.Inject(nil)
+	_ = l.Close()
+}
+
+// countEntries opens a copy of the log and returns how many entries it
+// recovered.
+func countEntries(t *testing.T, fsys *vfs.MemFS) uint64 {
+	t.Helper()
+	l := mustOpen(t, testConfig(fsys, testDir))
+	defer closeLog(t, l)
+	last, _ := l.LastIndex()
+	first, _ := l.FirstIndex()
+	if last == 0 {
+		return 0
+	}
+	return last - first + 1
+}

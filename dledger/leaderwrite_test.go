@@ -1,0 +1,127 @@
+package dledger_test
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/raftmq/raftmq/dledger"
+	"github.com/raftmq/raftmq/dledger/dledgertest"
+	"github.com/raftmq/raftmq/internal/vfs"
+)
+
+// syncGate holds the fsyncs of commitlog segments while closed.
+type syncGate struct {
+	mu   sync.Mutex
+	held bool
+	open chan struct{}
+}
+
+func (g *syncGate) hold() {
+	g.mu.Lock()
+	g.held, g.open = true, make(chan struct{})
+	g.mu.Unlock()
+}
+
+func (g *syncGate) release() {
+	g.mu.Lock()
+	if g.held {
+		g.held = false
+		close(g.open)
+	}
+	g.mu.Unlock()
+}
+
+func (g *syncGate) MaybeFail(op vfs.Op, name string, n int) (int, error) {
+	if op != vfs.OpSync || !strings.HasSuffix(name, ".log") {
+		return n, nil
+	}
+	g.mu.Lock()
+	held, open := g.held, g.open
+	g.mu.Unlock()
+	if held {
+		<-open
+	}
+	return n, nil
+}
+
+// TestLeaderWriteInParallel: the leader does not fsync an entry before
+// replicating it, yet a proposal is answered, and followers apply it, only
+// once the leader's own copy is on disk as well.
+func TestLeaderWriteInParallel(t *testing.T) {
+	gates := make([]*syncGate, 3)
+	c := dledgertest.New(t, dledgertest.Options{Configure: func(i int, cfg *dledger.Config) {
+		fastConfig(i, cfg)
+		gates[i] = &syncGate{}
+		ffs := vfs.NewFaultFS(vfs.OS)
+		ffs.Inject(gates[i])
+		cfg.CommitLog.FS = ffs
+	}})
+	leader := c.WaitLeader(5 * time.Second)
+	n := c.Node(leader)
+	propose := func() error {
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		defer cancel()
+		rec := record(t, "t", 0, []byte("x"))
+		_, err := n.Propose(ctx, &dledger.PutMessagesCommand{Messages: []dledger.Message{{Topic: "t", QueueID: 0, Record: rec}}})
+		return err
+	}
+	if err := propose(); err != nil { // the term's barrier, and queue t/0 known everywhere
+		t.Fatal(err)
+	}
+	c.WaitConverged(5 * time.Second)
+	before, _ := n.CommitLog().LastIndex()
+
+	gates[leader].hold()
+	defer gates[leader].release()
+	done := make(chan error, 1)
+	go func() { done <- propose() }()
+
+	// The followers store and acknowledge the entry while the leader's
+	// fsync of it is held: the leader replicated before its own sync.
+	followers := []int{}
+	for i := range 3 {
+		if i != leader {
+			followers = append(followers, i)
+		}
+	}
+	c.Eventually(5*time.Second, func() error {
+		for _, f := range followers {
+			if last, _ := c.Node(f).CommitLog().LastIndex(); last <= before {
+				return fmt.Errorf("n%d has not stored the entry (last %d)", f, last)
+			}
+		}
+		return nil
+	})
+	// For a while (many commit-propagation intervals) nothing may happen:
+	// the proposal is unanswered and no follower applies the entry.
+	deadline := time.Now().Add(300 * time.Millisecond)
+	for time.Now().Before(deadline) {
+		select {
+		case err := <-done:
+			t.Fatalf("proposal answered (%v) before the leader's copy was durable", err)
+		case <-time.After(10 * time.Millisecond):
+		}
+		for _, f := range followers {
+			if _, es := c.Member(f).Sink.Entries(dledger.QueueKey{Topic: "t", QueueID: 0}); len(es) != 1 {
+				t.Fatalf("n%d applied %d entries of t/0 before the leader's copy was durable, want 1", f, len(es))
+			}
+		}
+	}
+
+	gates[leader].release()
+	if err := <-done; err != nil {
+		t.Fatalf("proposal after the leader's sync: %v", err)
+	}
+	c.Eventually(5*time.Second, func() error {
+		for _, f := range followers {
+			if _, es := c.Member(f).Sink.Entries(dledger.QueueKey{Topic: "t", QueueID: 0}); len(es) != 2 {
+				return fmt.Errorf("n%d holds %d entries of t/0, want 2", f, len(es))
+			}
+		}
+		return nil
+	})
+}
