@@ -104,6 +104,19 @@ type Config struct {
 	// MaxInflight is how many entries the leader keeps proposed but not
 	// yet committed; callers arriving meanwhile are coalesced. Default 4.
 	MaxInflight int
+	// PipelineMinMessages and PipelineMinBytes: while entries are in
+	// flight, another is proposed only once it holds this many messages
+	// or bytes; a smaller one waits for them to complete and collects
+	// what arrives meanwhile. Every entry costs an fsync on every node,
+	// so many small entries in flight are slower than fewer full ones.
+	// Defaults 256 messages / 256 KiB.
+	PipelineMinMessages int
+	PipelineMinBytes    int
+	// Linger bounds how long an entry, with none in flight, waits for the
+	// callers the previous entry answered to send again (synchronous
+	// senders do so at once); it waits only while fewer proposals are
+	// queued than that entry carried. 0 disables it. Default 1ms.
+	Linger time.Duration
 
 	// Logger is the base logger; the node logs as Named("dledger") and
 	// hands the same logger to raft. Default: hclog at Info to stderr.
@@ -114,18 +127,21 @@ type Config struct {
 // NodeID, RaftAddr, DataDir and LogStore must still be set.
 func DefaultConfig() Config {
 	return Config{
-		HeartbeatTimeout:   500 * time.Millisecond,
-		ElectionTimeout:    500 * time.Millisecond,
-		LeaderLeaseTimeout: 250 * time.Millisecond,
-		CommitTimeout:      5 * time.Millisecond,
-		MaxAppendEntries:   64,
-		SnapshotInterval:   30 * time.Second,
-		SnapshotThreshold:  8192,
-		TrailingLogs:       10240,
-		SnapshotRetain:     2,
-		MaxBatchMessages:   4096,
-		MaxBatchBytes:      4 << 20,
-		MaxInflight:        4,
+		HeartbeatTimeout:    500 * time.Millisecond,
+		ElectionTimeout:     500 * time.Millisecond,
+		LeaderLeaseTimeout:  250 * time.Millisecond,
+		CommitTimeout:       5 * time.Millisecond,
+		MaxAppendEntries:    64,
+		SnapshotInterval:    30 * time.Second,
+		SnapshotThreshold:   8192,
+		TrailingLogs:        10240,
+		SnapshotRetain:      2,
+		MaxBatchMessages:    4096,
+		MaxBatchBytes:       4 << 20,
+		MaxInflight:         4,
+		PipelineMinMessages: 256,
+		PipelineMinBytes:    256 << 10,
+		Linger:              time.Millisecond,
 	}
 }
 
@@ -148,6 +164,9 @@ func (c *Config) Validate() error {
 	}
 	if c.LogStore == nil && c.CommitLog != nil && c.CommitLog.Dir == "" && c.DataDir == "" {
 		bad("CommitLog.Dir and DataDir are empty")
+	}
+	if c.Linger < 0 {
+		bad("Linger %v is negative", c.Linger)
 	}
 	errs = append(errs, c.validatePeers()...)
 	errs = append(errs, c.validateTunables()...)
@@ -184,6 +203,7 @@ func (c *Config) validateTunables() []error {
 	pos := map[string]int{
 		"MaxBatchMessages": c.MaxBatchMessages, "MaxBatchBytes": c.MaxBatchBytes,
 		"MaxInflight": c.MaxInflight, "MaxAppendEntries": c.MaxAppendEntries, "SnapshotRetain": c.SnapshotRetain,
+		"PipelineMinMessages": c.PipelineMinMessages, "PipelineMinBytes": c.PipelineMinBytes,
 	}
 	for _, name := range sortedKeys(pos) {
 		if pos[name] <= 0 {

@@ -37,6 +37,7 @@ type proposal struct {
 	ctrl   func() error
 	msgs   int
 	bytes  int
+	seq    uint64
 	result Result
 	done   chan error
 }
@@ -49,6 +50,12 @@ type epoch struct {
 	queueNext  map[QueueKey]int64
 	commitNext int64
 	dead       atomic.Bool // a proposal of this epoch failed; counters unusable
+}
+
+// completion records an entry's answer for fill's expectation.
+type completion struct {
+	answered int
+	seq      uint64 // proposals with a lower seq were queued before it
 }
 
 type inflight struct {
@@ -65,7 +72,15 @@ type proposer struct {
 	kickCh chan struct{}
 	slots  chan struct{}
 	futs   chan inflight
+	freed  chan struct{} // cap 1: an entry completed and gave back its slot
 	wg     sync.WaitGroup
+
+	// seq numbers proposals as they are queued; last is what the latest
+	// completed entry answered and the seq at that moment, so fill can
+	// tell its callers (who send again at once) from earlier arrivals.
+	seq    atomic.Uint64
+	last   atomic.Pointer[completion]
+	linger *time.Timer // fill's; owned by the run goroutine
 
 	mu sync.Mutex
 	ep *epoch // owned by the run goroutine; mu guards cross-goroutine reads
@@ -81,7 +96,10 @@ func newProposer(n *Node) *proposer {
 		kickCh: make(chan struct{}, 1),
 		slots:  make(chan struct{}, n.cfg.MaxInflight),
 		futs:   make(chan inflight, n.cfg.MaxInflight),
+		freed:  make(chan struct{}, 1),
+		linger: time.NewTimer(time.Hour),
 	}
+	p.linger.Stop()
 	p.wg.Add(2)
 	go p.run()
 	go p.waitLoop()
@@ -122,6 +140,7 @@ func (n *Node) Propose(ctx context.Context, cmd Command) (Result, error) {
 	if n.raft.State() != raft.Leader {
 		return Result{}, n.notLeader()
 	}
+	pr.seq = n.prop.seq.Add(1)
 	select {
 	case n.prop.reqs <- pr:
 	case <-ctx.Done():
@@ -251,6 +270,9 @@ func (p *proposer) run() {
 		}
 		var batch []*proposal
 		batch, carry = p.collect(first)
+		if carry == nil && coalescable(first.cmd.Type(), first.cmd.Type()) {
+			batch, carry = p.fill(batch)
+		}
 		p.propose(ep, batch)
 	}
 }
@@ -292,6 +314,78 @@ func (p *proposer) collect(first *proposal) (batch []*proposal, carry *proposal)
 			return batch, nil
 		}
 	}
+}
+
+// fill waits for more proposals to share the entry, so that a group
+// commit carries what would otherwise take several rounds, each with an
+// fsync on every node:
+//
+//   - while other entries are in flight, a small batch (under
+//     PipelineMinMessages and PipelineMinBytes) waits until it is big or
+//     until they completed: pipelining pays off for big entries only;
+//   - with none in flight, it waits up to Linger for the callers the last
+//     entry answered, who send their next message right away, to join
+//     those that were already waiting. A lone caller is not delayed: the
+//     expected count is reached when it arrives.
+func (p *proposer) fill(batch []*proposal) ([]*proposal, *proposal) {
+	cfg := &p.n.cfg
+	msgs, bytes := 0, 0
+	for _, pr := range batch {
+		msgs, bytes = msgs+pr.msgs, bytes+pr.bytes
+	}
+	lingering, expired := false, false
+	// Since Go 1.23 a stopped timer delivers no stale value: no drain.
+	defer p.linger.Stop()
+	for {
+		var wake <-chan struct{}
+		var timeout <-chan time.Time
+		if len(p.slots) > 1 { // others in flight; one slot is ours
+			if msgs >= cfg.PipelineMinMessages || bytes >= cfg.PipelineMinBytes {
+				return batch, nil
+			}
+			wake = p.freed
+		} else {
+			if expired || len(batch) >= p.expected(batch) || cfg.Linger <= 0 {
+				return batch, nil
+			}
+			if !lingering {
+				lingering = true
+				p.linger.Reset(cfg.Linger)
+			}
+			timeout = p.linger.C
+		}
+		select {
+		case pr := <-p.reqs:
+			if pr.ctrl != nil || !coalescable(batch[0].cmd.Type(), pr.cmd.Type()) ||
+				msgs+pr.msgs > cfg.MaxBatchMessages || bytes+pr.bytes > cfg.MaxBatchBytes {
+				return batch, pr
+			}
+			batch = append(batch, pr)
+			msgs, bytes = msgs+pr.msgs, bytes+pr.bytes
+		case <-wake:
+		case <-timeout:
+			expired = true
+		case <-p.n.done:
+			return batch, nil
+		}
+	}
+}
+
+// expected is how many proposals an entry proposed now may expect: the
+// callers the last completed entry answered plus the proposals in batch
+// that were already queued before that.
+func (p *proposer) expected(batch []*proposal) int {
+	c := p.last.Load()
+	if c == nil {
+		return 0
+	}
+	n := c.answered
+	for _, pr := range batch {
+		if pr.seq < c.seq {
+			n++
+		}
+	}
+	return n
 }
 
 func (p *proposer) failQueued(err error) {
@@ -485,8 +579,13 @@ func (p *proposer) waitLoop() {
 			}
 			pr.done <- err
 		}
+		p.last.Store(&completion{answered: len(inf.batch), seq: p.seq.Load() + 1})
 		p.open.Done()
 		<-p.slots
+		select {
+		case p.freed <- struct{}{}:
+		default:
+		}
 	}
 }
 
