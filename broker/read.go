@@ -46,7 +46,17 @@ func (b *Broker) readQueue(topic string, queueID int32, offset int64, maxMsgs in
 		}
 		return pullResultOf(readOverflowBadly, offset, next, minOff, maxOff, nil)
 	}
-	entries, err := q.Read(offset, maxPullScan, nil)
+	limit := scanLimit(maxMsgs, sub)
+	entries, err := q.Read(offset, limit, nil)
+	if err == nil && len(entries) == limit && limit < maxPullScan {
+		st, consumed, body, rerr := b.readRecords(entries, maxMsgs, sub)
+		if st == readFound || rerr != nil {
+			return readResult(st, offset, consumed, minOff, maxOff, body, rerr)
+		}
+		// Nothing in the first entries (retention removed their bytes):
+		// scan on, as far as any pull does.
+		entries, err = q.Read(offset, maxPullScan, entries[:0])
+	}
 	if errors.Is(err, consumequeue.ErrOffsetOutOfRange) {
 		// Retention moved the queue's start since MinOffset was read.
 		minOff = q.MinOffset()
@@ -61,11 +71,26 @@ func (b *Broker) readQueue(topic string, queueID int32, offset int64, maxMsgs in
 		return pullResultOf(readFoundNull, offset, offset, minOff, maxOff, nil)
 	}
 	st, consumed, body, err := b.readRecords(entries, maxMsgs, sub)
+	return readResult(st, offset, consumed, minOff, maxOff, body, err)
+}
+
+// readResult is the pull answer of a readRecords outcome.
+func readResult(st readStatus, offset int64, consumed int, minOff, maxOff int64, body []byte, err error) pullResult {
 	r := pullResultOf(st, offset, offset+int64(consumed), minOff, maxOff, body)
 	if err != nil {
 		r.remark = "reading commitlog: " + err.Error()
 	}
 	return r
+}
+
+// scanLimit is how many consumequeue entries a pull examines: as many as
+// it may answer when every message matches, else up to maxPullScan to
+// find matching ones.
+func scanLimit(maxMsgs int32, sub *subscription) int {
+	if sub == nil || sub.all || sub.ClassFilter {
+		return int(min(max(maxMsgs, 1), maxPullMessages))
+	}
+	return maxPullScan
 }
 
 // readRecords copies the records of the matching entries into one body and
@@ -74,39 +99,59 @@ func (b *Broker) readQueue(topic string, queueID int32, offset int64, maxMsgs in
 func (b *Broker) readRecords(entries []consumequeue.Entry, maxMsgs int32, sub *subscription) (readStatus, int, []byte, error) {
 	status := readNoMatch
 	var body []byte
+	var spans []commitlog.Span
 	count := 0
 	skipBelow := int64(-1)
 	maxMsgs = min(max(maxMsgs, 1), maxPullMessages)
 	i := 0
-	for ; i < len(entries); i++ {
-		e := entries[i]
-		if e.CommitOffset < skipBelow {
-			continue
+	for i < len(entries) {
+		// Pick the next run of matching entries within the limits, then
+		// read them together.
+		spans, bytes := spans[:0], len(body)
+		j := i
+		for ; j < len(entries); j++ {
+			e := entries[j]
+			if e.CommitOffset < skipBelow || !sub.matches(e.TagsCode) {
+				continue
+			}
+			if count+len(spans) > 0 && (count+len(spans) >= int(maxMsgs) || bytes+int(e.Size) > maxPullBytes) {
+				break
+			}
+			spans = append(spans, commitlog.Span{CommitOffset: e.CommitOffset, Size: e.Size})
+			bytes += int(e.Size)
 		}
-		if count > 0 && (count >= int(maxMsgs) || len(body)+int(e.Size) > maxPullBytes) {
+		if len(spans) == 0 {
+			i = j
 			break
 		}
-		if !sub.matches(e.TagsCode) {
-			continue
+		if body == nil {
+			body = make([]byte, 0, bytes)
 		}
+		var n int
 		var err error
-		n := len(body)
-		body, err = b.clog.ReadMessage(body, e.CommitOffset, int(e.Size))
-		if errors.Is(err, commitlog.ErrOffsetNotFound) {
-			body = body[:n]
-			if count == 0 {
-				status = readRemoving
-			}
-			if skipBelow, err = b.clog.MinCommitOffset(); err != nil {
-				return readFailed, 0, nil, err
-			}
+		body, n, err = b.clog.ReadMessages(body, spans)
+		count += n
+		if n > 0 {
+			status = readFound
+		}
+		if err == nil {
+			i = j
 			continue
 		}
-		if err != nil {
+		if !errors.Is(err, commitlog.ErrOffsetNotFound) {
 			return readFailed, 0, nil, err
 		}
-		count++
-		status = readFound
+		// Retention removed the bytes of spans[n]: skip what lies below
+		// the first retained message and go on after it.
+		if count == 0 {
+			status = readRemoving
+		}
+		if skipBelow, err = b.clog.MinCommitOffset(); err != nil {
+			return readFailed, 0, nil, err
+		}
+		for i < j && entries[i].CommitOffset <= spans[n].CommitOffset {
+			i++
+		}
 	}
 	return status, i, body, nil
 }

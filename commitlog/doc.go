@@ -114,11 +114,13 @@
 //
 // The dledger package stores RocketMQ message records inside command
 // entries and tells the log, through a SpanFunc, where they are and which
-// commit offset they start at. ReadMessage maps a commit offset to its
-// entry (binary search of the entry index, with the last entry cached for
-// sequential pulls) and copies the bytes out; sealed segments are read
-// through a shared read-only mmap, which is unmapped only under the log's
-// exclusive lock, while no reader copies from it. The first read of an
+// commit offset they start at. ReadMessages maps each commit offset to its
+// entry (binary search of the entry index, after trying the entry of the
+// previous message and the one after it) and copies the bytes out.
+// Segments are read through a shared read-only mmap (an active one mapped
+// to the full segment size, so appends need no new mapping), which is
+// unmapped only under the log's exclusive lock, while no reader copies
+// from it. The first read of an
 // entry checks the CRC of its whole record; the result is kept per segment
 // for the life of the open log, so a pull pays it once per entry.
 package commitlog

@@ -52,7 +52,7 @@ type Log struct {
 	endCO     int64
 	closed    bool
 
-	useMmap bool // read sealed segments through mmap instead of pread
+	useMmap bool // read segments through mmap instead of pread
 	dirty   atomic.Bool
 	refuse  atomic.Bool
 	cache   atomic.Pointer[hit]

@@ -3,11 +3,12 @@ package commitlog
 import (
 	"errors"
 	"fmt"
+	"math"
 	"sort"
 	"sync"
 )
 
-// defaultUseMmap selects how sealed segments are read; see
+// defaultUseMmap selects how segments are read; see
 // docs/BENCHMARKS.md ("Storage") for the measurement behind it.
 const defaultUseMmap = true
 
@@ -94,45 +95,74 @@ func (l *Log) searchEnd(co int64) (*segment, uint64, entry, error) {
 	return s, s.base + uint64(j), e, err
 }
 
+// Span is one message record in the log: its commit offset and size.
+type Span struct {
+	CommitOffset int64
+	Size         int32
+}
+
 // ReadMessage appends to dst the size bytes of message records starting
 // at commit offset co, which must lie within one stored entry's message
 // span; otherwise it returns ErrOffsetNotFound. The entry's CRC is checked
 // before its bytes are first served.
 func (l *Log) ReadMessage(dst []byte, co int64, size int) ([]byte, error) {
-	if size <= 0 {
+	if size <= 0 || size > math.MaxInt32 {
 		return dst, fmt.Errorf("%w: size %d", ErrOffsetNotFound, size)
 	}
+	span := [1]Span{{co, int32(size)}}
+	dst, _, err := l.ReadMessages(dst, span[:])
+	return dst, err
+}
+
+// ReadMessages appends to dst the records of spans in order, as
+// ReadMessage would one by one, under one read lock and following the
+// entries from one span to the next. It stops at the first span it cannot
+// serve and returns how many it appended, with that span's error.
+func (l *Log) ReadMessages(dst []byte, spans []Span) ([]byte, int, error) {
 	l.mu.RLock()
 	defer l.mu.RUnlock()
 	if l.closed {
-		return dst, ErrClosed
+		return dst, 0, ErrClosed
 	}
-	h, err := l.locate(co)
-	if err != nil {
-		return dst, err
+	h := l.cache.Load()
+	defer func() {
+		if h != nil && l.cache.Load() != h {
+			l.cache.Store(h)
+		}
+	}()
+	for i, sp := range spans {
+		co, size := sp.CommitOffset, int(sp.Size)
+		if size <= 0 {
+			return dst, i, fmt.Errorf("%w: size %d", ErrOffsetNotFound, size)
+		}
+		next, err := l.locate(h, co)
+		if err != nil {
+			return dst, i, err
+		}
+		h = next
+		if co < h.e.commitOf || co+int64(size) > h.e.end() {
+			return dst, i, fmt.Errorf("%w: [%d, %d) not within one entry", ErrOffsetNotFound, co, co+int64(size))
+		}
+		at := h.e.pos + int64(h.e.msgOff) + (co - h.e.commitOf)
+		if !h.seg.isVerified(h.index) {
+			if dst, err = l.readVerified(dst, h, at, size); err != nil {
+				return dst, i, err
+			}
+			continue
+		}
+		n := len(dst)
+		dst = grow(dst, size)
+		if err := h.seg.readAt(dst[n:], at, l.useMmap); err != nil {
+			return dst[:n], i, err
+		}
 	}
-	if co < h.e.commitOf || co+int64(size) > h.e.end() {
-		return dst, fmt.Errorf("%w: [%d, %d) not within one entry", ErrOffsetNotFound, co, co+int64(size))
-	}
-	if l.cache.Load() != h {
-		l.cache.Store(h)
-	}
-	at := h.e.pos + int64(h.e.msgOff) + (co - h.e.commitOf)
-	if !h.seg.isVerified(h.index) {
-		return l.readVerified(dst, h, at, size)
-	}
-	n := len(dst)
-	dst = grow(dst, size)
-	if err := h.seg.readAt(dst[n:], at, l.useMmap); err != nil {
-		return dst[:n], err
-	}
-	return dst, nil
+	return dst, len(spans), nil
 }
 
-// locate finds the entry holding co: the cached one, the one after it, or
-// by binary search.
-func (l *Log) locate(co int64) (*hit, error) {
-	if h := l.cache.Load(); h != nil {
+// locate finds the entry holding co: h (the entry of the previous read),
+// the one after it, or by binary search. Caller holds mu.
+func (l *Log) locate(h *hit, co int64) (*hit, error) {
+	if h != nil {
 		if co >= h.e.commitOf && co < h.e.end() {
 			return h, nil
 		}
@@ -154,7 +184,7 @@ var recordPool = sync.Pool{New: func() any { b := make([]byte, 0, 64<<10); retur
 
 // readVerified checks the whole record of h before appending its bytes.
 func (l *Log) readVerified(dst []byte, h *hit, at int64, size int) ([]byte, error) {
-	if l.useMmap && h.seg.sealed {
+	if l.useMmap {
 		if mm := h.seg.mapping(); mm != nil && h.e.pos+int64(h.e.length) <= int64(len(mm)) {
 			rec := mm[h.e.pos : h.e.pos+int64(h.e.length)]
 			if err := checkRecord(rec); err != nil {

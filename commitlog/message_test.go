@@ -148,6 +148,29 @@ func checkMessages(t *testing.T, l *Log, msgs []message) {
 	if _, err := l.EntryForCommitOffset(end); !errors.Is(err, ErrOffsetNotFound) {
 		t.Fatalf("EntryForCommitOffset(end) = %v", err)
 	}
+	checkReadMessages(t, l, msgs, end)
+}
+
+// checkReadMessages reads every other message in batches, across entries
+// and segments (the active one included), and a batch that runs past the
+// end stops with the span before it read.
+func checkReadMessages(t *testing.T, l *Log, msgs []message, end int64) {
+	t.Helper()
+	var spans []Span
+	var want []byte
+	for i := 0; i < len(msgs); i += 2 {
+		spans = append(spans, Span{msgs[i].co, int32(len(msgs[i].data))})
+		want = append(want, msgs[i].data...)
+	}
+	got, n, err := l.ReadMessages(nil, spans)
+	if err != nil || n != len(spans) || !bytes.Equal(got, want) {
+		t.Fatalf("ReadMessages of %d spans = %d read, %v, equal %v", len(spans), n, err, bytes.Equal(got, want))
+	}
+	tail := msgs[len(msgs)-1]
+	got, n, err = l.ReadMessages([]byte("pre"), []Span{{tail.co, int32(len(tail.data))}, {end, 1}})
+	if !errors.Is(err, ErrOffsetNotFound) || n != 1 || !bytes.Equal(got, append([]byte("pre"), tail.data...)) {
+		t.Fatalf("ReadMessages past the end = %d read, %v", n, err)
+	}
 }
 
 func TestMessagesAfterTruncateAndCrash(t *testing.T) {
@@ -225,5 +248,39 @@ func TestReadMessageNeverServesCorruptBytes(t *testing.T) {
 			t.Fatalf("mmap=%v: ReadMessage of corrupt entry = %v, want ErrCorrupt", useMmap, err)
 		}
 		closeLog(t, l)
+	}
+}
+
+// TestReadActiveSegmentThroughMapping: the active segment is mapped on
+// its first read, to the full segment size, and later appends are read
+// through the same mapping.
+func TestReadActiveSegmentThroughMapping(t *testing.T) {
+	cfg := msgConfig(vfs.OS, t.TempDir())
+	cfg.SegmentSize = 1 << 20
+	l := mustOpen(t, cfg)
+	defer closeLog(t, l)
+	logs, msgs := messageEntries(60, 0)
+	if err := l.StoreLogs(logs[:30]); err != nil {
+		t.Fatal(err)
+	}
+	first := msgs[0]
+	if got, err := l.ReadMessage(nil, first.co, len(first.data)); err != nil || !bytes.Equal(got, first.data) {
+		t.Fatalf("first read: %v", err)
+	}
+	act := l.active()
+	if act.sealed || act.mm == nil || int64(len(act.mm)) != cfg.SegmentSize {
+		t.Fatalf("active segment mapping: sealed %v, %d bytes mapped, want %d", act.sealed, len(act.mm), cfg.SegmentSize)
+	}
+	mapped := &act.mm[0]
+	if err := l.StoreLogs(logs[30:]); err != nil {
+		t.Fatal(err)
+	}
+	for _, m := range msgs {
+		if got, err := l.ReadMessage(nil, m.co, len(m.data)); err != nil || !bytes.Equal(got, m.data) {
+			t.Fatalf("ReadMessage(%d) after appends: %v", m.co, err)
+		}
+	}
+	if l.active() != act || &act.mm[0] != mapped {
+		t.Fatal("appends replaced the active segment's mapping")
 	}
 }

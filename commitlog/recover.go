@@ -296,6 +296,7 @@ func (l *Log) finishRecovery() error {
 	}
 	for i, s := range l.segs {
 		s.sealed = i < len(l.segs)-1
+		s.mapLen = l.cfg.SegmentSize
 	}
 	if act := l.active(); act != nil {
 		l.lastIndex, l.endCO = act.base+act.count-1, act.endCO

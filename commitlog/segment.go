@@ -35,6 +35,11 @@ type segment struct {
 	idx     vfs.File
 	sealed  bool
 	modTime time.Time
+	// mapLen is how much of the file a mapping made while the segment is
+	// active covers: the segment size, so the mapping serves what is
+	// appended later. Only published bytes are ever read from it, and
+	// those were written, so it never touches a page past the file's end.
+	mapLen int64
 
 	// The mapping of a sealed segment is made on first read and released
 	// only under Log.mu held exclusively, while no reader copies from it.
@@ -120,16 +125,21 @@ func (s *segment) readEntryInto(i uint64, b []byte, useMmap bool) (entry, error)
 	return e, nil
 }
 
-// mapping returns the read-only mapping of a sealed segment, or nil when
-// the file system cannot map.
+// mapping returns the read-only mapping of the segment, or nil when the
+// file system cannot map. A sealed segment is mapped to its size, an
+// active one to max(size, mapLen).
 func (s *segment) mapping() []byte {
 	s.mmOnce.Do(func() {
 		m, ok := s.f.(vfs.Mmapper)
-		if !ok || s.size == 0 {
+		n := s.size
+		if !s.sealed {
+			n = max(n, s.mapLen)
+		}
+		if !ok || n == 0 {
 			s.mmErr = errors.New("no mmap")
 			return
 		}
-		s.mm, s.mmErr = m.Mmap(0, int(s.size))
+		s.mm, s.mmErr = m.Mmap(0, int(n))
 	})
 	if s.mmErr != nil {
 		return nil
@@ -166,7 +176,7 @@ func (s *segment) unmap() error {
 // readAt copies the bytes [pos, pos+len(dst)) of the segment into dst,
 // from the mapping when asked and available.
 func (s *segment) readAt(dst []byte, pos int64, useMmap bool) error {
-	if useMmap && s.sealed {
+	if useMmap {
 		if mm := s.mapping(); mm != nil && pos+int64(len(dst)) <= int64(len(mm)) {
 			copy(dst, mm[pos:])
 			return nil

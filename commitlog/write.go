@@ -206,6 +206,7 @@ func (l *Log) createSegment(base uint64) (*segment, error) {
 	if err != nil {
 		return nil, err
 	}
+	s.mapLen = l.cfg.SegmentSize
 	if err := l.syncDir(); err != nil {
 		_ = s.close()
 		return nil, err
