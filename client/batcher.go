@@ -24,7 +24,7 @@ import (
 
 // Default auto-batching limits (WithAsyncBatching).
 const (
-	DefaultAsyncBatchMessages = 64
+	DefaultAsyncBatchMessages = 256
 	DefaultAsyncBatchBytes    = 1 << 20
 )
 

@@ -159,21 +159,21 @@ func sendAll(t *testing.T, f *batchFake, p *Producer, n int) []asyncOutcome {
 	return out
 }
 
-// TestSendAsyncBatches: 200 SendAsync calls while the first request is in
-// flight become that request and ceil(199/64) batches; each callback runs
+// TestSendAsyncBatches: 600 SendAsync calls while the first request is in
+// flight become that request and ceil(599/256) batches; each callback runs
 // once with its own msgId, offsetMsgId and offset, in send order.
 func TestSendAsyncBatches(t *testing.T) {
 	f := startBatchFake(t)
 	p := f.producer(t)
-	const n = 200
+	const n = 600
 	out := sendAll(t, f, p, n)
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	if n := f.jsonReqs.Load(); n != 0 {
 		t.Fatalf("%d requests with a JSON header, want binary headers only", n)
 	}
-	if f.singles != 1 || fmt.Sprint(f.batches) != "[64 64 64 7]" {
-		t.Fatalf("%d single requests and batches %v, want 1 and [64 64 64 7]", f.singles, f.batches)
+	if f.singles != 1 || fmt.Sprint(f.batches) != "[256 256 87]" {
+		t.Fatalf("%d single requests and batches %v, want 1 and [256 256 87]", f.singles, f.batches)
 	}
 	ids := map[string]bool{}
 	for i, o := range out {

@@ -264,7 +264,7 @@ func (s *settings) resolvedInstance() string {
 // for it and go together in the next. linger > 0 also makes a message that
 // finds nothing in flight wait up to linger for company (default 0: it goes
 // at once). maxMessages 0 or 1 turns batching off: every SendAsync is its
-// own request. Default 64 messages, 1 MiB, no linger. Send, SendOneway and
+// own request. Default 256 messages, 1 MiB, no linger. Send, SendOneway and
 // SendBatch never batch.
 func WithAsyncBatching(maxMessages, maxBytes int, linger time.Duration) Option {
 	return optionFunc(func(s *settings) {
