@@ -42,6 +42,10 @@ type Config struct {
 	Batch int
 	// InFlight bounds the asynchronous sends outstanding per client.
 	InFlight int
+	// Rate, if positive, paces produce to this many messages per second
+	// over all clients (0: as fast as they go): a steady load beside
+	// another workload.
+	Rate int
 	// Queues, if positive, creates (or updates) the topic with that many
 	// queues per broker group before the workload starts.
 	Queues int
@@ -60,8 +64,7 @@ type Config struct {
 }
 
 // DefaultConfig is 1 KiB messages, 1 client, 10,000 messages, async with
-// 128 in flight per client (the broker refuses more than 256 requests in
-// flight on one connection), batches of 32, topic raftmq-bench.
+// 128 in flight per client, batches of 32, topic raftmq-bench.
 func DefaultConfig() Config {
 	return Config{NameServers: []string{"127.0.0.1:9876"}, Topic: "raftmq-bench", Size: 1024, Clients: 1,
 		Msgs: 10000, Mode: ModeAsync, Batch: 32, InFlight: 128, Idle: 10 * time.Second}
@@ -106,7 +109,7 @@ func (c *Config) validate() error {
 	default:
 		errs = append(errs, fmt.Errorf("bench: mode %q: want sync, async or batch", c.Mode))
 	}
-	if c.Clients < 0 || c.Batch < 0 || c.InFlight < 0 || c.Queues < 0 || c.Topics < 0 {
+	if c.Clients < 0 || c.Batch < 0 || c.InFlight < 0 || c.Queues < 0 || c.Topics < 0 || c.Rate < 0 {
 		errs = append(errs, errors.New("bench: clients, batch, in-flight and queues must not be negative"))
 	}
 	return errors.Join(errs...)

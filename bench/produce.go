@@ -106,11 +106,41 @@ func more(ctx context.Context, sent, n int, deadline time.Time) bool {
 	return time.Now().Before(deadline)
 }
 
+// pacer spaces one client's sends to its share of Config.Rate.
+type pacer struct {
+	start    time.Time
+	interval time.Duration // 0: no pacing
+}
+
+func newPacer(c *Config) pacer {
+	if c.Rate <= 0 {
+		return pacer{}
+	}
+	return pacer{start: time.Now(), interval: time.Second * time.Duration(c.Clients) / time.Duration(c.Rate)}
+}
+
+// wait returns when the client may send its message number sent.
+func (p pacer) wait(ctx context.Context, sent int) {
+	if p.interval == 0 {
+		return
+	}
+	if d := time.Until(p.start.Add(time.Duration(sent) * p.interval)); d > 0 {
+		t := time.NewTimer(d)
+		defer t.Stop()
+		select {
+		case <-t.C:
+		case <-ctx.Done():
+		}
+	}
+}
+
 func (pr *producers) client(ctx context.Context, p *client.Producer, id, n int, deadline time.Time) {
 	c := pr.cfg
+	pace := newPacer(c)
 	switch c.Mode {
 	case ModeSync:
 		for sent := 0; more(ctx, sent, n, deadline); sent++ {
+			pace.wait(ctx, sent)
 			t0 := time.Now()
 			_, err := p.Send(ctx, pr.msg(id+sent, t0))
 			pr.done(t0, 1, err)
@@ -121,6 +151,7 @@ func (pr *producers) client(ctx context.Context, p *client.Producer, id, n int, 
 			if n > 0 {
 				k = min(k, n-sent)
 			}
+			pace.wait(ctx, sent)
 			t0 := time.Now()
 			msgs := make([]*message.Message, k)
 			for j := range msgs {
@@ -134,6 +165,7 @@ func (pr *producers) client(ctx context.Context, p *client.Producer, id, n int, 
 		slots := make(chan struct{}, c.InFlight)
 		var wg sync.WaitGroup
 		for sent := 0; more(ctx, sent, n, deadline); sent++ {
+			pace.wait(ctx, sent)
 			select {
 			case slots <- struct{}{}:
 			case <-ctx.Done():

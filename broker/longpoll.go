@@ -12,7 +12,8 @@ import (
 // nothing, holds it until the queue grows (then reads again), its timeout
 // passes, the broker stops or the connection closes (then answers what a
 // last read finds). Each held pull occupies only its own handler
-// goroutine, so other requests on the connection proceed.
+// goroutine and no place in its connection's limit of running handlers,
+// so other requests on the connection proceed.
 func (b *Broker) pullHeld(ctx context.Context, pr pullRequest, sub *subscription) pullResult {
 	hold := pr.sysFlag&pullFlagSuspend != 0 && pr.suspend > 0
 	wake := b.cfg.LongPollingEnabled
@@ -42,6 +43,10 @@ func (b *Broker) pullHeld(ctx context.Context, pr pullRequest, sub *subscription
 			timer = time.NewTimer(limit)
 			b.heldPulls.Add(1)
 			defer b.heldPulls.Add(-1)
+			// A held pull waits for an event, not for work: it leaves its
+			// connection's place for other requests (one pull per queue
+			// may be held on one connection, whatever the queue count).
+			remoting.Park(ctx)
 		}
 		select {
 		case <-arrived:

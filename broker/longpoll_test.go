@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/raftmq/raftmq/broker"
 	"github.com/raftmq/raftmq/broker/brokertest"
 	"github.com/raftmq/raftmq/remoting"
 )
@@ -125,4 +126,30 @@ func TestLongPoll(t *testing.T) {
 		}
 		g.StartNode(f)
 	})
+}
+
+// TestHeldPullsTakeNoConnectionPlace: a consumer holds one pull per queue
+// on one connection, more queues than the connection's limit of running
+// handlers, and its sends on that connection still go through.
+func TestHeldPullsTakeNoConnectionPlace(t *testing.T) {
+	g := brokertest.Start(t, brokertest.Options{Configure: func(_ int, c *broker.Config) {
+		c.Remoting.MaxConcurrentPerConn, c.Remoting.BusyWait = 2, 100*time.Millisecond
+	}})
+	leader := g.WaitLeader(5 * time.Second)
+	const topic, queues = "ManyQueues", 6
+	createTopic(t, g, topic, queues)
+	var held []<-chan pullOutcome
+	for q := range queues {
+		held = append(held, startPull(g, leader, pullArgs{topic: topic, queueID: q, offset: 0, sysFlag: 2, suspendMs: 20000}))
+	}
+	waitHeld(t, g, leader, queues)
+	for q := range queues {
+		send(t, g, leader, topic, q, "", fmt.Sprintf("m%d", q)) // fails the test on SYSTEM_BUSY
+	}
+	for q, h := range held {
+		o := <-h
+		if o.err != nil || o.resp.Code != remoting.ResSuccess {
+			t.Fatalf("held pull of queue %d: %v, %v; want SUCCESS once its message arrived", q, o.resp, o.err)
+		}
+	}
 }

@@ -44,6 +44,7 @@ func benchFlags() []ucli.Flag {
 		&ucli.StringFlag{Name: "mode", Value: def.Mode, Usage: "sync, async (SendAsync, --inflight per client) or batch (SendBatch of --batch)"},
 		&ucli.IntFlag{Name: "batch", Value: def.Batch, Usage: "messages per SendBatch (batch mode); maxMsgNums per pull (consume, e2e)"},
 		&ucli.IntFlag{Name: "inflight", Value: def.InFlight, Usage: "async sends outstanding per client"},
+		&ucli.IntFlag{Name: "rate", Usage: "produce: at most this many messages per second over all clients (0: unlimited)"},
 		&ucli.IntFlag{Name: "queues", Aliases: []string{"q"}, Usage: "create the topic with this many queues per group first (0: use it as it is)"},
 		&ucli.IntFlag{Name: "topics", Value: 1, Usage: "spread the workload over this many topics <topic>-0 … (a group holds at most 1024 queues per topic)"},
 		&ucli.StringFlag{Name: "group", Usage: "consumer group (default: a fresh one)"},
@@ -58,7 +59,7 @@ func benchConfig(c *ucli.Context) bench.Config {
 	cfg := bench.Config{
 		NameServers: splitList(c.String("namesrv")), Topic: c.String("topic"), Size: c.Int("size"),
 		Clients: c.Int("clients"), Msgs: c.Int("msgs"), Mode: c.String("mode"), Batch: c.Int("batch"),
-		InFlight: c.Int("inflight"), Queues: c.Int("queues"), Topics: c.Int("topics"), Group: c.String("group"), Idle: c.Duration("idle"),
+		InFlight: c.Int("inflight"), Rate: c.Int("rate"), Queues: c.Int("queues"), Topics: c.Int("topics"), Group: c.String("group"), Idle: c.Duration("idle"),
 	}
 	if d := c.Duration("duration"); d > 0 {
 		cfg.Duration = d

@@ -35,6 +35,7 @@ type connOptions struct {
 	maxFrame      int
 	writeTimeout  time.Duration
 	maxConcurrent int
+	busyWait      time.Duration // 0: refuse at once
 	logger        hclog.Logger
 	mux           *mux
 	// group counts the connection's goroutines; its owner waits on it.
@@ -206,15 +207,26 @@ func (c *Conn) takePending(opaque int32) func(*Command, error) {
 	return done
 }
 
-// dispatch starts req's handler, or refuses it at once when the connection
-// already runs its maximum: queueing would let one client grow our memory
-// without bound.
+// dispatch starts req's handler. When the connection already runs its
+// maximum, it stops reading (the peer feels TCP back-pressure) until a
+// handler ends, and refuses req with SYSTEM_BUSY if none does within
+// ServerConfig.BusyWait: queueing would let one client grow our memory without bound,
+// and a handler that waits on the peer must not wait for ever on reads.
 func (c *Conn) dispatch(req *Command) {
 	select {
 	case c.sem <- struct{}{}:
 	default:
-		c.refuse(req, ResSystemBusy, fmt.Sprintf("too many requests in flight on this connection (limit %d)", cap(c.sem)))
-		return
+		t := time.NewTimer(c.opts.busyWait)
+		select {
+		case c.sem <- struct{}{}:
+			t.Stop()
+		case <-t.C:
+			c.refuse(req, ResSystemBusy, fmt.Sprintf("too many requests in flight on this connection (limit %d)", cap(c.sem)))
+			return
+		case <-c.ctx.Done():
+			t.Stop()
+			return
+		}
 	}
 	if c.opts.admit != nil && !c.opts.admit() {
 		<-c.sem
@@ -237,11 +249,12 @@ func (c *Conn) refuse(req *Command, code int16, remark string) {
 
 func (c *Conn) serve(req *Command) {
 	defer c.opts.group.Done()
-	defer func() { <-c.sem }()
+	s := &slot{sem: c.sem}
+	defer s.free()
 	if c.opts.release != nil {
 		defer c.opts.release()
 	}
-	resp := c.opts.mux.serve(c.ctx, c, req)
+	resp := c.opts.mux.serve(context.WithValue(c.ctx, slotKey{}, s), c, req)
 	if resp == nil || req.IsOneway() {
 		return
 	}

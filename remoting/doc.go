@@ -73,9 +73,11 @@
 // # Concurrency
 //
 // Each request runs in its own goroutine, at most MaxConcurrentPerConn per
-// connection; beyond that the request is answered SYSTEM_BUSY at once
-// instead of queueing without bound. A long-poll pull parked in a handler
-// therefore never delays a send on the same connection. Writes are whole
+// connection; at the limit the connection is not read (TCP back-pressure)
+// until a handler ends, and a request that waits longer than BusyWait is
+// answered SYSTEM_BUSY instead of queueing without bound. A handler that
+// parks (Park: a held long-poll pull) gives its place back, so held pulls,
+// one per queue, never delay a send on the same connection. Writes are whole
 // frames under a per-connection lock with a write deadline; a failed or
 // timed-out write closes the connection, since a partial frame would
 // corrupt the stream.

@@ -7,6 +7,28 @@ import (
 	"sync"
 )
 
+// slot is a running handler's place in its connection's concurrency limit.
+type slot struct {
+	once sync.Once
+	sem  chan struct{}
+}
+
+func (s *slot) free() { s.once.Do(func() { <-s.sem }) }
+
+type slotKey struct{}
+
+// Park gives up the place the handler of ctx holds in its connection's
+// limit of running handlers (ServerConfig.MaxConcurrentPerConn), for a
+// handler about to wait a long time for an event rather than for work: a
+// held long-poll pull. Parked handlers do not count against the limit, so
+// a consumer can hold one pull per queue on one connection whatever its
+// queue count. Calling it again, or outside a handler, does nothing.
+func Park(ctx context.Context) {
+	if s, ok := ctx.Value(slotKey{}).(*slot); ok {
+		s.free()
+	}
+}
+
 // Handler answers one request. It runs in its own goroutine; ctx is
 // cancelled when the connection closes, so a handler that parks (a long
 // poll) must return once ctx is done. The returned command is the response:

@@ -17,11 +17,15 @@ type ServerConfig struct {
 	// MaxFrameSize bounds an incoming frame's length; a peer that sends a
 	// bigger one is disconnected. Default DefaultMaxFrameSize.
 	MaxFrameSize int
-	// MaxConcurrentPerConn bounds the handlers running for one connection;
-	// requests beyond it are answered SYSTEM_BUSY. Default 256: a client
-	// multiplexes sends, heartbeats and one long poll per queue over one
-	// connection.
+	// MaxConcurrentPerConn bounds the handlers running for one connection.
+	// At the limit the connection is not read (the peer feels TCP
+	// back-pressure) until one ends; a request that finds no place within
+	// BusyWait is answered SYSTEM_BUSY. Handlers parked with Park (held
+	// long polls, one per queue) do not count. Default 1024.
 	MaxConcurrentPerConn int
+	// BusyWait bounds a request's wait for a place among its connection's
+	// running handlers. Default 3 s.
+	BusyWait time.Duration
 	// WriteTimeout bounds writing one frame; a peer that stops reading is
 	// disconnected. Default 10 s.
 	WriteTimeout time.Duration
@@ -34,7 +38,8 @@ type ServerConfig struct {
 func DefaultServerConfig() ServerConfig {
 	return ServerConfig{
 		MaxFrameSize:         DefaultMaxFrameSize,
-		MaxConcurrentPerConn: 256,
+		MaxConcurrentPerConn: 1024,
+		BusyWait:             3 * time.Second,
 		WriteTimeout:         10 * time.Second,
 		Logger:               hclog.Default(),
 	}
@@ -50,6 +55,9 @@ func (c ServerConfig) Validate() error {
 	errs = append(errs, validateFrameSize(c.MaxFrameSize))
 	if c.MaxConcurrentPerConn < 1 {
 		errs = append(errs, fmt.Errorf("remoting: MaxConcurrentPerConn %d must be at least 1", c.MaxConcurrentPerConn))
+	}
+	if c.BusyWait < 0 {
+		errs = append(errs, fmt.Errorf("remoting: BusyWait %v is negative", c.BusyWait))
 	}
 	if c.WriteTimeout <= 0 {
 		errs = append(errs, fmt.Errorf("remoting: WriteTimeout %v must be positive", c.WriteTimeout))
@@ -108,6 +116,7 @@ func NewServer(cfg ServerConfig) (*Server, error) {
 		maxFrame:      cfg.MaxFrameSize,
 		writeTimeout:  cfg.WriteTimeout,
 		maxConcurrent: cfg.MaxConcurrentPerConn,
+		busyWait:      cfg.BusyWait,
 		logger:        s.log,
 		mux:           &s.mux,
 		group:         &s.wg,

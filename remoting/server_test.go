@@ -257,7 +257,7 @@ func TestOnewayGetsNoResponse(t *testing.T) {
 }
 
 func TestSystemBusyBeyondPerConnLimit(t *testing.T) {
-	ts := startServer(t, func(c *ServerConfig) { c.MaxConcurrentPerConn = 1 })
+	ts := startServer(t, func(c *ServerConfig) { c.MaxConcurrentPerConn, c.BusyWait = 1, 50*time.Millisecond })
 	started, release := make(chan struct{}), make(chan struct{})
 	ts.HandleFunc(ReqPullMessage, func(_ context.Context, _ *Conn, req *Command) *Command {
 		close(started)
@@ -439,5 +439,73 @@ func TestListenAndServe(t *testing.T) {
 	}
 	if err := s.ListenAndServe("256.0.0.1:bad"); err == nil || errors.Is(err, ErrServerClosed) {
 		t.Fatalf("ListenAndServe on a bad address = %v", err)
+	}
+}
+
+// TestRequestWaitsForAFreeHandler: at the per-connection limit a request
+// waits (the connection is not read) and runs once a handler ends.
+func TestRequestWaitsForAFreeHandler(t *testing.T) {
+	ts := startServer(t, func(c *ServerConfig) { c.MaxConcurrentPerConn, c.BusyWait = 1, time.Minute })
+	started, release := make(chan struct{}, 2), make(chan struct{})
+	ts.HandleFunc(ReqPullMessage, func(_ context.Context, _ *Conn, req *Command) *Command {
+		started <- struct{}{}
+		<-release
+		return NewResponse(req, ResSuccess, "")
+	})
+	cl := newTestClient(t)
+	ctx := testCtx(t)
+	first := make(chan error, 1)
+	cl.InvokeAsync(ctx, ts.addr, NewRequest(ReqPullMessage, nil, nil), func(_ *Command, err error) { first <- err })
+	recv(t, started, "first handler")
+	second := make(chan *Command, 1)
+	cl.InvokeAsync(ctx, ts.addr, NewRequest(ReqPullMessage, nil, nil), func(r *Command, err error) {
+		if err != nil {
+			t.Errorf("second request: %v", err)
+		}
+		second <- r
+	})
+	select {
+	case <-started:
+		t.Fatal("second handler started while the first held the only place")
+	case <-time.After(100 * time.Millisecond):
+	}
+	close(release)
+	if err := recv(t, first, "first response"); err != nil {
+		t.Fatal(err)
+	}
+	if r := recv(t, second, "second response"); r == nil || r.Code != ResSuccess {
+		t.Fatalf("second request answered %v, want SUCCESS after waiting", r)
+	}
+}
+
+// TestParkedHandlerFreesItsPlace: a handler that parks (a held long poll)
+// leaves its connection's place to other requests.
+func TestParkedHandlerFreesItsPlace(t *testing.T) {
+	ts := startServer(t, func(c *ServerConfig) { c.MaxConcurrentPerConn, c.BusyWait = 1, 50*time.Millisecond })
+	parked, release := make(chan struct{}), make(chan struct{})
+	ts.HandleFunc(ReqPullMessage, func(ctx context.Context, _ *Conn, req *Command) *Command {
+		Park(ctx)
+		Park(ctx) // a second call gives nothing back twice
+		close(parked)
+		<-release
+		return NewResponse(req, ResSuccess, "")
+	})
+	ts.HandleFunc(ReqHeartBeat, func(_ context.Context, _ *Conn, req *Command) *Command {
+		return NewResponse(req, ResSuccess, "")
+	})
+	cl := newTestClient(t)
+	ctx := testCtx(t)
+	held := make(chan error, 1)
+	cl.InvokeAsync(ctx, ts.addr, NewRequest(ReqPullMessage, nil, nil), func(_ *Command, err error) { held <- err })
+	recv(t, parked, "parked handler")
+	for i := range 3 {
+		resp, err := cl.Invoke(ctx, ts.addr, NewRequest(ReqHeartBeat, nil, nil))
+		if err != nil || resp.Code != ResSuccess {
+			t.Fatalf("request %d beside a parked handler: %v, %v; want SUCCESS", i, resp, err)
+		}
+	}
+	close(release)
+	if err := recv(t, held, "parked response"); err != nil {
+		t.Fatal(err)
 	}
 }

@@ -20,8 +20,12 @@
 #   PEER     path of peer-nats.sh (default ../shared/bench/peer-nats.sh); PEER=none skips it
 #   PROFILE=1  also run 15 s of async and of sync produce with CPU, block and
 #              mutex profiles of every broker, into $OUT (see docs/BENCHMARKS.md)
-#   SCALING=1  also produce (async, 4 clients, SCALING_MSGS, default 100000) to
-#              8 queues, 1000 queues and 10,000 queues (10 topics of 1000)
+#   SCALING=1  also produce (async, 4 clients, SCALING_MSGS, default 300000,
+#              after a warm-up of SCALING_WARM, default 100000) to 8 queues,
+#              1000 queues and 10,000 queues (10 topics of 1000)
+#   BACKLOG=N  also produce N messages, then consume them from the first
+#              offset (2 consumers) while 2 producers write TAIL_RATE
+#              (default 5000) msg/s to another topic
 set -euo pipefail
 RAFTMQ=${RAFTMQ:-bin/raftmq}
 MSGS=${MSGS:-200000}
@@ -94,11 +98,33 @@ if [ "${PROFILE:-0}" = 1 ]; then
 fi
 
 if [ "${SCALING:-0}" = 1 ]; then
-  # A group holds at most 1024 queues per topic: 10,000 queues are 10 topics of 1000.
+  # A group holds at most 1024 queues per topic: 10,000 queues are 10 topics
+  # of 1000. A first pass creates every queue's files on all three nodes
+  # (SCALING_WARM messages); the second (SCALING_MSGS) is the steady state.
   for spec in 8:1 1000:1 1000:10; do
     q=${spec%:*}; t=${spec#*:}
-    bench produce --topic "bench-q$q-t$t" --queues "$q" --topics "$t" --mode async --clients 4 --msgs "${SCALING_MSGS:-100000}"
+    echo "== scaling: $((q * t)) queues, warm-up"
+    bench produce --topic "bench-q$q-t$t" --queues "$q" --topics "$t" --mode async --clients 4 --inflight "${INFLIGHT:-512}" --msgs "${SCALING_WARM:-100000}" > /dev/null
+    echo "== scaling: $((q * t)) queues"
+    bench produce --topic "bench-q$q-t$t" --topics "$t" --mode async --clients 4 --inflight "${INFLIGHT:-512}" --msgs "${SCALING_MSGS:-300000}"
   done
+fi
+
+if [ -n "${BACKLOG:-}" ]; then
+  # Consume a backlog of BACKLOG messages (far more than the page cache
+  # holds at 10 million) from its first offset while producers keep
+  # writing the tail of another topic at TAIL_RATE msg/s.
+  echo "== backlog: producing $BACKLOG messages to bench-backlog"
+  bench produce --topic bench-backlog --queues 8 --mode async --clients 4 --inflight "${INFLIGHT:-512}" --msgs "$BACKLOG"
+  echo "== backlog: consuming it while 2 producers write ${TAIL_RATE:-5000} msg/s to bench-tail"
+  "$RAFTMQ" bench produce --namesrv "$NSADDR" --topic bench-tail --queues 8 --mode async --clients 2 \
+    --rate "${TAIL_RATE:-5000}" --duration 24h --size 1024 --no-progress > "$OUT/tail.log" 2>&1 &
+  TAIL=$!
+  bench consume --topic bench-backlog --clients 2 --msgs "$BACKLOG"
+  kill -INT "$TAIL" 2>/dev/null || true
+  wait "$TAIL" 2>/dev/null || true
+  echo "== tail producer during the backlog read:"
+  grep -E '^(produce|  latency)' "$OUT/tail.log" | tee -a "$OUT/raftmq.log"
 fi
 stop_cluster
 

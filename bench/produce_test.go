@@ -1,0 +1,29 @@
+package bench
+
+import (
+	"context"
+	"testing"
+	"time"
+)
+
+func TestPacerSpacesSends(t *testing.T) {
+	if p := newPacer(&Config{Clients: 2}); p.interval != 0 {
+		t.Fatalf("no rate: interval %v, want none", p.interval)
+	}
+	// 2 clients sharing 1000 msg/s: each sends every 2 ms.
+	p := newPacer(&Config{Clients: 2, Rate: 1000})
+	if p.interval != 2*time.Millisecond {
+		t.Fatalf("interval %v, want 2ms", p.interval)
+	}
+	p.wait(context.Background(), 25)
+	if el := time.Since(p.start); el < 50*time.Millisecond {
+		t.Fatalf("send 25 allowed after %v, want >= 50ms", el)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	t0 := time.Now()
+	p.wait(ctx, 1_000_000) // 2000 s away: a canceled context ends the wait
+	if time.Since(t0) > time.Second {
+		t.Fatal("wait ignored its canceled context")
+	}
+}
