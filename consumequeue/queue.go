@@ -3,7 +3,9 @@ package consumequeue
 import (
 	"fmt"
 	"io"
+	"path/filepath"
 	"sync"
+	"sync/atomic"
 
 	"github.com/hashicorp/go-hclog"
 
@@ -25,8 +27,11 @@ type Queue struct {
 	last     Entry // entry at max-1 when hasLast
 	hasLast  bool
 	dirMade  bool
-	closed   bool
-	wbuf     []byte // write buffer; mu held
+	// dirsDirty: a file was created since the last flush, whose directory
+	// entries (and the queue's and topic's directories) flush syncs.
+	dirsDirty atomic.Bool
+	closed    bool
+	wbuf      []byte // write buffer; mu held
 }
 
 // Topic returns the queue's topic.
@@ -411,12 +416,21 @@ func readFull(f vfs.File, b []byte, pos int64) error {
 	return nil
 }
 
-// flush syncs the dirty files. Reads go on meanwhile; appends wait.
+// flush syncs the directories of new files and the dirty files. Reads go
+// on meanwhile; appends wait.
 func (q *Queue) flush() error {
 	q.mu.RLock()
 	defer q.mu.RUnlock()
 	if q.closed {
 		return nil
+	}
+	if q.dirsDirty.Swap(false) {
+		for _, d := range []string{filepath.Dir(filepath.Dir(q.dir)), filepath.Dir(q.dir), q.dir} {
+			if err := q.fs.SyncDir(d); err != nil {
+				q.dirsDirty.Store(true)
+				return fmt.Errorf("consumequeue: sync dir %s: %w", d, err)
+			}
+		}
 	}
 	for _, s := range q.segs {
 		if !s.dirty.Swap(false) {

@@ -171,8 +171,8 @@ func (f *fsm) fail(err error) error {
 	return f.failed
 }
 
-// Syncer is implemented by sinks that buffer writes. The FSM syncs them
-// before every snapshot: once the snapshot is on disk raft never replays
+// Syncer is implemented by sinks that buffer writes. They are synced
+// before every snapshot is persisted: once the snapshot is on disk raft never replays
 // the entries it covers, so what the sinks hold of them must be durable
 // first, or a power loss would leave the consumequeue behind the snapshot.
 type Syncer interface {
@@ -180,19 +180,26 @@ type Syncer interface {
 }
 
 // Snapshot implements raft.FSM. raft calls it on the FSM goroutine, so the
-// sinks hold exactly the entries the captured state covers.
+// captured state is exactly what was applied, and the sinks hold at least
+// those entries when Persist syncs them.
 func (f *fsm) Snapshot() (raft.FSMSnapshot, error) {
 	if f.failed != nil {
 		return nil, f.failed
 	}
+	return &fsmSnapshot{data: f.st.encodeSnapshot(), syncSinks: f.syncSinks}, nil
+}
+
+// syncSinks makes the sinks durable (Syncer); fsmSnapshot.Persist calls
+// it before the snapshot is written.
+func (f *fsm) syncSinks() error {
 	for _, sink := range []any{f.queues, f.index} {
 		if s, ok := sink.(Syncer); ok {
 			if err := s.Sync(); err != nil {
-				return nil, fmt.Errorf("dledger: sync sinks before snapshot: %w", err)
+				return err
 			}
 		}
 	}
-	return &fsmSnapshot{data: f.st.encodeSnapshot()}, nil
+	return nil
 }
 
 // Restore implements raft.FSM.

@@ -133,10 +133,26 @@ func decodeSnapshot(b []byte) (*state, error) {
 
 // fsmSnapshot is a point-in-time copy of the metadata, taken on the FSM
 // goroutine and persisted concurrently with further applies.
-type fsmSnapshot struct{ data []byte }
+type fsmSnapshot struct {
+	data []byte
+	// syncSinks makes what the sinks hold durable; see fsm.Snapshot.
+	syncSinks func() error
+}
 
-// Persist implements raft.FSMSnapshot.
+// Persist implements raft.FSMSnapshot. The sinks are synced first: once
+// the snapshot is on disk raft never replays the entries it covers, so
+// what the consumequeue and index hold of them must be durable before it
+// is. Syncing here rather than in fsm.Snapshot keeps the FSM goroutine
+// applying meanwhile (with thousands of queues the sync is thousands of
+// fsyncs); the sinks may then hold entries past the snapshot too, which
+// replay after a restart finds equal.
 func (s *fsmSnapshot) Persist(sink raft.SnapshotSink) error {
+	if s.syncSinks != nil {
+		if err := s.syncSinks(); err != nil {
+			_ = sink.Cancel()
+			return fmt.Errorf("dledger: sync sinks before snapshot: %w", err)
+		}
+	}
 	if _, err := sink.Write(s.data); err != nil {
 		_ = sink.Cancel()
 		return err
