@@ -3,6 +3,7 @@ package client
 import (
 	"context"
 	"errors"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -56,8 +57,17 @@ type batcher struct {
 	maxBytes    int
 	linger      time.Duration
 
+	// sticky is set with the default selector: a topic's messages go to
+	// one queue until its batch is full, then the selector picks the next
+	// (as Kafka's sticky partitioner). Round robin per message would give
+	// every message a queue of its own once a topic has more queues than a
+	// producer has messages in flight, and no batch would form.
+	sticky bool
+
 	mu     sync.Mutex
 	queues map[batchKey]*queueBatch
+	// current is, with sticky, each topic's queue being filled.
+	current map[string]MessageQueue
 	// waiting holds, per topic whose route is being fetched, the messages
 	// that arrived meanwhile, in order.
 	waiting map[string][]*asyncMsg
@@ -69,7 +79,8 @@ func newBatcher(p *Producer) *batcher {
 		maxBytes = min(p.cfg.batchBytes, maxBytes)
 	}
 	return &batcher{p: p, maxMessages: p.cfg.batchMessages, maxBytes: maxBytes, linger: p.cfg.batchLinger,
-		queues: map[batchKey]*queueBatch{}, waiting: map[string][]*asyncMsg{}}
+		sticky: p.cfg.selector == nil, queues: map[batchKey]*queueBatch{}, current: map[string]MessageQueue{},
+		waiting: map[string][]*asyncMsg{}}
 }
 
 // submit selects am's queue and queues it; without a cached route it waits
@@ -83,7 +94,7 @@ func (b *batcher) submit(am *asyncMsg) {
 		return
 	}
 	if route, ok := b.p.c.routes.cached(topic); ok && len(route.WriteQueues) > 0 {
-		out := b.addLocked(b.p.sel.Select(am.m, route.WriteQueues, ""), am)
+		out := b.addLocked(b.pickLocked(am.m, route.WriteQueues), am)
 		b.mu.Unlock()
 		b.start(out)
 		return
@@ -102,7 +113,7 @@ func (b *batcher) submit(am *asyncMsg) {
 				singles = append(singles, am) // fails or retries as a single send does
 				continue
 			}
-			if out := b.addLocked(b.p.sel.Select(am.m, route.WriteQueues, ""), am); out != nil {
+			if out := b.addLocked(b.pickLocked(am.m, route.WriteQueues), am); out != nil {
 				outs = append(outs, out)
 			}
 		}
@@ -142,6 +153,23 @@ func batchable(m *message.Message, pm *prepared) bool {
 		}
 	}
 	return true
+}
+
+// pickLocked selects m's queue: with sticky, the topic's current queue
+// while its batch has room and it is still writable.
+func (b *batcher) pickLocked(m *message.Message, queues []MessageQueue) MessageQueue {
+	if !b.sticky {
+		return b.p.sel.Select(m, queues, "")
+	}
+	if q, ok := b.current[m.Topic]; ok && slices.Contains(queues, q) {
+		qb := b.queues[batchKey{m.Topic, q}]
+		if qb == nil || (len(qb.pending) < b.maxMessages && qb.bytes < b.maxBytes) {
+			return q
+		}
+	}
+	q := b.p.sel.Select(m, queues, "")
+	b.current[m.Topic] = q
+	return q
 }
 
 // addLocked queues am for queue q and returns what is due to be sent.

@@ -381,3 +381,37 @@ func TestProducerBusyBacksOff(t *testing.T) {
 		t.Fatalf("result %+v after %d sends in %v, want 6 attempts after >= 62ms", res, sends.Load(), time.Since(start))
 	}
 }
+
+// TestStickyQueueFillsBatches: with the default selector a topic's async
+// sends stay on one queue until its batch is full, so batches form however
+// many queues the topic has; a custom selector is asked for every message.
+func TestStickyQueueFillsBatches(t *testing.T) {
+	var qs []MessageQueue
+	for i := range 16 {
+		qs = append(qs, MessageQueue{Topic: "T", BrokerName: "b", QueueID: int32(i)})
+	}
+	pick := func(sticky bool) []int32 {
+		b := &batcher{p: &Producer{sel: RoundRobinSelector()}, maxMessages: 3, maxBytes: 1 << 20, sticky: sticky,
+			queues: map[batchKey]*queueBatch{}, current: map[string]MessageQueue{}}
+		var got []int32
+		for i := range 10 {
+			am := &asyncMsg{m: &message.Message{Topic: "T", Body: []byte(fmt.Sprint(i))}}
+			q := b.pickLocked(am.m, qs)
+			b.addLocked(q, am) // the first message of a queue goes at once; the rest wait for it
+			got = append(got, q.QueueID)
+		}
+		return got
+	}
+	s := pick(true)
+	if s[0] != s[3] || s[3] == s[4] || s[4] != s[7] || s[7] == s[8] || s[8] != s[9] {
+		t.Fatalf("sticky queues %v: want one queue for a message in flight plus a full batch of 3, then the next", s)
+	}
+	rr := pick(false)
+	seen := map[int32]bool{}
+	for _, q := range rr {
+		seen[q] = true
+	}
+	if len(seen) != 10 {
+		t.Fatalf("custom selector queues %v: want it asked for every message (10 queues)", rr)
+	}
+}
