@@ -3,6 +3,7 @@ package bench
 import (
 	"context"
 	"encoding/binary"
+	"errors"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -143,7 +144,7 @@ func (pr *producers) client(ctx context.Context, p *client.Producer, id, n int, 
 			pace.wait(ctx, sent)
 			t0 := time.Now()
 			_, err := p.Send(ctx, pr.msg(id+sent, t0))
-			pr.done(t0, 1, err)
+			pr.done(ctx, t0, 1, err)
 		}
 	case ModeBatch:
 		for sent := 0; more(ctx, sent, n, deadline); {
@@ -158,7 +159,7 @@ func (pr *producers) client(ctx context.Context, p *client.Producer, id, n int, 
 				msgs[j] = pr.msg(id+sent/c.Batch, t0) // a batch is of one topic
 			}
 			_, err := p.SendBatch(ctx, msgs)
-			pr.done(t0, k, err)
+			pr.done(ctx, t0, k, err)
 			sent += k
 		}
 	default: // async
@@ -174,7 +175,7 @@ func (pr *producers) client(ctx context.Context, p *client.Producer, id, n int, 
 			wg.Add(1)
 			t0 := time.Now()
 			p.SendAsync(ctx, pr.msg(id+sent, t0), func(_ client.SendResult, err error) {
-				pr.done(t0, 1, err)
+				pr.done(ctx, t0, 1, err)
 				<-slots
 				wg.Done()
 			})
@@ -183,8 +184,13 @@ func (pr *producers) client(ctx context.Context, p *client.Producer, id, n int, 
 	}
 }
 
-// done counts k messages sent at t0 and answered now with err.
-func (pr *producers) done(t0 time.Time, k int, err error) {
+// done counts k messages sent at t0 and answered now with err. Sends cut
+// short because the run itself was stopped (ctx canceled: Ctrl-C) count
+// neither as acknowledged nor as errors.
+func (pr *producers) done(ctx context.Context, t0 time.Time, k int, err error) {
+	if err != nil && ctx.Err() != nil && errors.Is(err, context.Canceled) {
+		return
+	}
 	if err != nil {
 		pr.errs.Add(uint64(k))
 		pr.first.set(err)

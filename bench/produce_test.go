@@ -2,6 +2,7 @@ package bench
 
 import (
 	"context"
+	"errors"
 	"testing"
 	"time"
 )
@@ -26,4 +27,22 @@ func TestPacerSpacesSends(t *testing.T) {
 	if time.Since(t0) > time.Second {
 		t.Fatal("wait ignored its canceled context")
 	}
+}
+
+func TestDoneIgnoresSendsCutByStop(t *testing.T) {
+	pr := &producers{hist: NewHistogram()}
+	live, stopped := context.Background(), canceled()
+	pr.done(live, time.Now(), 3, nil)
+	pr.done(stopped, time.Now(), 2, context.Canceled) // Ctrl-C: neither acked nor an error
+	pr.done(live, time.Now(), 1, context.Canceled)    // canceled while the run goes on: an error
+	pr.done(stopped, time.Now(), 1, errors.New("broker said no"))
+	if a, e := pr.acked.Load(), pr.errs.Load(); a != 3 || e != 2 {
+		t.Fatalf("acked %d, errors %d; want 3 and 2", a, e)
+	}
+}
+
+func canceled() context.Context {
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	return ctx
 }
