@@ -115,7 +115,8 @@ type Config struct {
 	// Linger bounds how long an entry, with none in flight, waits for the
 	// callers the previous entry answered to send again (synchronous
 	// senders do so at once); it waits only while fewer proposals are
-	// queued than that entry carried. 0 disables it. Default 1ms.
+	// queued than were expected, and never longer than half the last
+	// round took. 0 disables it. Default 2ms.
 	Linger time.Duration
 
 	// Logger is the base logger; the node logs as Named("dledger") and
@@ -141,7 +142,7 @@ func DefaultConfig() Config {
 		MaxInflight:         4,
 		PipelineMinMessages: 256,
 		PipelineMinBytes:    256 << 10,
-		Linger:              time.Millisecond,
+		Linger:              2 * time.Millisecond,
 	}
 }
 

@@ -55,10 +55,12 @@ type epoch struct {
 // completion records an entry's answer for fill's expectation.
 type completion struct {
 	answered int
-	seq      uint64 // proposals with a lower seq were queued before it
+	seq      uint64        // proposals with a lower seq were queued before it
+	round    time.Duration // from the entry's proposal to its answer
 }
 
 type inflight struct {
+	at    time.Time // proposed
 	f     raft.ApplyFuture
 	batch []*proposal
 	ep    *epoch
@@ -350,7 +352,7 @@ func (p *proposer) fill(batch []*proposal) ([]*proposal, *proposal) {
 			}
 			if !lingering {
 				lingering = true
-				p.linger.Reset(cfg.Linger)
+				p.linger.Reset(p.lingerFor())
 			}
 			timeout = p.linger.C
 		}
@@ -369,6 +371,17 @@ func (p *proposer) fill(batch []*proposal) ([]*proposal, *proposal) {
 			return batch, nil
 		}
 	}
+}
+
+// lingerFor is how long fill waits for callers: Linger, but at most half
+// the last round (a caller waiting is worth less than half a round it
+// would otherwise wait behind).
+func (p *proposer) lingerFor() time.Duration {
+	d := p.n.cfg.Linger
+	if c := p.last.Load(); c != nil && c.round > 0 {
+		d = min(d, c.round/2)
+	}
+	return d
 }
 
 // expected is how many proposals an entry proposed now may expect: the
@@ -461,7 +474,7 @@ func (p *proposer) propose(ep *epoch, batch []*proposal) {
 	// Timeout 0: an enqueue timeout would leave a hole in the counters
 	// while later entries proceed.
 	f := p.n.raft.Apply(data, 0)
-	p.futs <- inflight{f: f, batch: live, ep: ep}
+	p.futs <- inflight{at: time.Now(), f: f, batch: live, ep: ep}
 }
 
 func (p *proposer) build(ep *epoch, batch []*proposal) ([]byte, error) {
@@ -579,7 +592,7 @@ func (p *proposer) waitLoop() {
 			}
 			pr.done <- err
 		}
-		p.last.Store(&completion{answered: len(inf.batch), seq: p.seq.Load() + 1})
+		p.last.Store(&completion{answered: len(inf.batch), seq: p.seq.Load() + 1, round: time.Since(inf.at)})
 		p.open.Done()
 		<-p.slots
 		select {
