@@ -40,6 +40,29 @@ func BenchmarkAppend(b *testing.B) {
 	}
 }
 
+// BenchmarkAppendBatch32 appends runs of 32 entries, as the FSM does for
+// a queue's messages of one raft entry; ns/op is per entry.
+func BenchmarkAppendBatch32(b *testing.B) {
+	_, q := benchQueue(b, 0)
+	b.ReportAllocs()
+	b.SetBytes(EntrySize)
+	es := make([]Entry, 32)
+	var next int64
+	for b.Loop() {
+		if len(es) == 32 {
+			es = es[:0]
+		}
+		es = append(es, entryAt(next+int64(len(es))))
+		if len(es) < 32 {
+			continue
+		}
+		if err := q.AppendBatch(next, es); err != nil {
+			b.Fatal(err)
+		}
+		next += 32
+	}
+}
+
 func BenchmarkQueueGet(b *testing.B) {
 	const n = 10_000
 	_, q := benchQueue(b, n)
