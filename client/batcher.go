@@ -58,7 +58,7 @@ type batcher struct {
 	linger      time.Duration
 
 	// sticky is set with the default selector: a topic's messages go to
-	// one queue until its batch is full, then the selector picks the next
+	// one queue until stickyBatch wait on it, then the selector picks the next
 	// (as Kafka's sticky partitioner). Round robin per message would give
 	// every message a queue of its own once a topic has more queues than a
 	// producer has messages in flight, and no batch would form.
@@ -155,15 +155,22 @@ func batchable(m *message.Message, pm *prepared) bool {
 	return true
 }
 
+// stickyBatch is how many messages wait on the sticky queue before the
+// next message moves on: enough for batching to pay, few enough that a
+// burst on one queue does not leave its consumer behind (a pull takes 32
+// messages; bursts of 256 tripled the end-to-end latency).
+const stickyBatch = 64
+
 // pickLocked selects m's queue: with sticky, the topic's current queue
-// while its batch has room and it is still writable.
+// while fewer than stickyBatch messages (and a batch's bytes) wait on it
+// and it is still writable.
 func (b *batcher) pickLocked(m *message.Message, queues []MessageQueue) MessageQueue {
 	if !b.sticky {
 		return b.p.sel.Select(m, queues, "")
 	}
 	if q, ok := b.current[m.Topic]; ok && slices.Contains(queues, q) {
 		qb := b.queues[batchKey{m.Topic, q}]
-		if qb == nil || (len(qb.pending) < b.maxMessages && qb.bytes < b.maxBytes) {
+		if qb == nil || (len(qb.pending) < min(stickyBatch, b.maxMessages) && qb.bytes < b.maxBytes) {
 			return q
 		}
 	}

@@ -382,6 +382,17 @@ func TestProducerBusyBacksOff(t *testing.T) {
 	}
 }
 
+// changes lists the positions where the queue differs from the one before.
+func changes(qs []int32) []int {
+	var at []int
+	for i := 1; i < len(qs); i++ {
+		if qs[i] != qs[i-1] {
+			at = append(at, i)
+		}
+	}
+	return at
+}
+
 // TestStickyQueueFillsBatches: with the default selector a topic's async
 // sends stay on one queue until its batch is full, so batches form however
 // many queues the topic has; a custom selector is asked for every message.
@@ -390,11 +401,11 @@ func TestStickyQueueFillsBatches(t *testing.T) {
 	for i := range 16 {
 		qs = append(qs, MessageQueue{Topic: "T", BrokerName: "b", QueueID: int32(i)})
 	}
-	pick := func(sticky bool) []int32 {
-		b := &batcher{p: &Producer{sel: RoundRobinSelector()}, maxMessages: 3, maxBytes: 1 << 20, sticky: sticky,
+	pickN := func(sticky bool, maxMessages, n int) []int32 {
+		b := &batcher{p: &Producer{sel: RoundRobinSelector()}, maxMessages: maxMessages, maxBytes: 1 << 20, sticky: sticky,
 			queues: map[batchKey]*queueBatch{}, current: map[string]MessageQueue{}}
 		var got []int32
-		for i := range 10 {
+		for i := range n {
 			am := &asyncMsg{m: &message.Message{Topic: "T", Body: []byte(fmt.Sprint(i))}}
 			q := b.pickLocked(am.m, qs)
 			b.addLocked(q, am) // the first message of a queue goes at once; the rest wait for it
@@ -402,9 +413,16 @@ func TestStickyQueueFillsBatches(t *testing.T) {
 		}
 		return got
 	}
+	pick := func(sticky bool) []int32 { return pickN(sticky, 3, 10) }
 	s := pick(true)
 	if s[0] != s[3] || s[3] == s[4] || s[4] != s[7] || s[7] == s[8] || s[8] != s[9] {
 		t.Fatalf("sticky queues %v: want one queue for a message in flight plus a full batch of 3, then the next", s)
+	}
+	// With big batches a queue takes stickyBatch waiting messages (plus the
+	// one in flight) before the next is picked.
+	big := pickN(true, 256, 140)
+	if big[0] != big[stickyBatch] || big[stickyBatch] == big[stickyBatch+1] || big[stickyBatch+1] != big[2*stickyBatch+1] {
+		t.Fatalf("with batches of 256 the queue changed at %v, want after 1+%d messages", changes(big), stickyBatch)
 	}
 	rr := pick(false)
 	seen := map[int32]bool{}

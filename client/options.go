@@ -266,7 +266,7 @@ func (s *settings) resolvedInstance() string {
 // at once). maxMessages 0 or 1 turns batching off: every SendAsync is its
 // own request. Default 256 messages, 1 MiB, no linger. Send, SendOneway and
 // SendBatch never batch. With the default selector a topic's batched
-// messages stay on one queue until its batch is full and then move to the
+// messages stay on one queue until 64 wait on it and then move to the
 // next (sticky, as Kafka's partitioner), so batches form however many
 // queues the topic has; a WithSelector selector is asked per message.
 func WithAsyncBatching(maxMessages, maxBytes int, linger time.Duration) Option {
