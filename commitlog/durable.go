@@ -12,9 +12,10 @@ import (
 //
 // index is the last raft index StoreLogs's promise covers: fsynced in
 // SyncFlush, written in AsyncFlush. It only moves back when the log is
-// truncated below it. Changes to it and the fsyncs of the syncer happen
-// under Log.flushMu, which truncation also holds, so a truncation can
-// never be overtaken by a sync that started before it.
+// truncated below it. The syncer reads its target and advances the index
+// under Log.flushMu, which truncation also holds, so a truncation is never
+// overtaken by a sync that started before it; StoreLogs advances it under
+// Log.wmu, which truncation holds too. Advances only ever raise it.
 type durability struct {
 	index atomic.Uint64
 	err   atomic.Pointer[error] // a deferred fsync failed: sticky

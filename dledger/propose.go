@@ -306,8 +306,7 @@ func (p *proposer) collect(first *proposal) (batch []*proposal, carry *proposal)
 	for {
 		select {
 		case pr := <-p.reqs:
-			if pr.ctrl != nil || !coalescable(first.cmd.Type(), pr.cmd.Type()) ||
-				msgs+pr.msgs > p.n.cfg.MaxBatchMessages || bytes+pr.bytes > p.n.cfg.MaxBatchBytes {
+			if !p.joins(first, pr, msgs, bytes) {
 				return batch, pr
 			}
 			batch = append(batch, pr)
@@ -316,6 +315,13 @@ func (p *proposer) collect(first *proposal) (batch []*proposal, carry *proposal)
 			return batch, nil
 		}
 	}
+}
+
+// joins reports whether pr may share the entry of first, which holds msgs
+// messages and bytes bytes so far.
+func (p *proposer) joins(first, pr *proposal, msgs, bytes int) bool {
+	return pr.ctrl == nil && coalescable(first.cmd.Type(), pr.cmd.Type()) &&
+		msgs+pr.msgs <= p.n.cfg.MaxBatchMessages && bytes+pr.bytes <= p.n.cfg.MaxBatchBytes
 }
 
 // fill waits for more proposals to share the entry, so that a group
@@ -358,8 +364,7 @@ func (p *proposer) fill(batch []*proposal) ([]*proposal, *proposal) {
 		}
 		select {
 		case pr := <-p.reqs:
-			if pr.ctrl != nil || !coalescable(batch[0].cmd.Type(), pr.cmd.Type()) ||
-				msgs+pr.msgs > cfg.MaxBatchMessages || bytes+pr.bytes > cfg.MaxBatchBytes {
+			if !p.joins(batch[0], pr, msgs, bytes) {
 				return batch, pr
 			}
 			batch = append(batch, pr)
