@@ -8,18 +8,18 @@ import (
 	"time"
 
 	"github.com/raftmq/raftmq/dledger"
-	"github.com/raftmq/raftmq/namesrv"
+	"github.com/raftmq/raftmq/protocol"
 )
 
 // The topic and registration bodies are the name server's wire types: the
 // broker writes exactly what namesrv reads.
 
-func toTopicJSON(t dledger.TopicConfig) namesrv.TopicConfig {
+func toTopicJSON(t dledger.TopicConfig) protocol.TopicConfig {
 	filter := "SINGLE_TAG"
 	if t.FilterType == 1 {
 		filter = "MULTI_TAG"
 	}
-	return namesrv.TopicConfig{
+	return protocol.TopicConfig{
 		TopicName: t.Name, ReadQueueNums: t.ReadQueueNums, WriteQueueNums: t.WriteQueueNums,
 		Perm: t.Perm, TopicFilterType: filter, TopicSysFlag: t.TopicSysFlag, Order: t.Order,
 	}
@@ -27,21 +27,21 @@ func toTopicJSON(t dledger.TopicConfig) namesrv.TopicConfig {
 
 // dataVersion versions this node's tables by the raft index it applied,
 // which orders them the same way on every replica.
-func (b *Broker) dataVersion() namesrv.DataVersion {
-	return namesrv.DataVersion{Timestamp: time.Now().UnixMilli(), Counter: int64(b.node.Metadata().AppliedIndex())}
+func (b *Broker) dataVersion() protocol.DataVersion {
+	return protocol.DataVersion{Timestamp: time.Now().UnixMilli(), Counter: int64(b.node.Metadata().AppliedIndex())}
 }
 
 // topicWrapper is this node's TopicConfigSerializeWrapper: topics plus
 // TBW102 when auto-creation is on (producers look its route up).
-func (b *Broker) topicWrapper(topics []dledger.TopicConfig) namesrv.TopicConfigWrapper {
-	table := make(map[string]namesrv.TopicConfig, len(topics)+1)
+func (b *Broker) topicWrapper(topics []dledger.TopicConfig) protocol.TopicConfigWrapper {
+	table := make(map[string]protocol.TopicConfig, len(topics)+1)
 	for _, t := range topics {
 		table[t.Name] = toTopicJSON(t)
 	}
 	if b.cfg.AutoCreateTopic {
 		table[DefaultTopic] = toTopicJSON(defaultTopicConfig())
 	}
-	return namesrv.TopicConfigWrapper{TopicConfigTable: table, DataVersion: b.dataVersion()}
+	return protocol.TopicConfigWrapper{TopicConfigTable: table, DataVersion: b.dataVersion()}
 }
 
 // subscriptionGroupJSON is RocketMQ's SubscriptionGroupConfig.
@@ -88,5 +88,5 @@ func (g subscriptionGroupJSON) config() dledger.SubscriptionGroupConfig {
 // subscriptionGroupWrapper is RocketMQ's SubscriptionGroupWrapper.
 type subscriptionGroupWrapper struct {
 	SubscriptionGroupTable map[string]subscriptionGroupJSON `json:"subscriptionGroupTable"`
-	DataVersion            namesrv.DataVersion              `json:"dataVersion"`
+	DataVersion            protocol.DataVersion             `json:"dataVersion"`
 }

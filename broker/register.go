@@ -23,7 +23,7 @@ import (
 	"time"
 
 	"github.com/raftmq/raftmq/dledger"
-	"github.com/raftmq/raftmq/namesrv"
+	"github.com/raftmq/raftmq/protocol"
 	"github.com/raftmq/raftmq/remoting"
 )
 
@@ -206,7 +206,7 @@ func (b *Broker) registerRequest(topics []dledger.TopicConfig) (*remoting.Comman
 	if id == 0 {
 		ext["raftTerm"] = strconv.FormatUint(term, 10)
 	}
-	body, err := json.Marshal(namesrv.RegisterBrokerBody{
+	body, err := json.Marshal(protocol.RegisterBrokerBody{
 		TopicConfigSerializeWrapper: b.topicWrapper(topics),
 		FilterServerList:            []string{},
 	})

@@ -8,7 +8,7 @@ import (
 	"slices"
 	"strconv"
 
-	"github.com/raftmq/raftmq/namesrv"
+	"github.com/raftmq/raftmq/protocol"
 	"github.com/raftmq/raftmq/remoting"
 )
 
@@ -63,8 +63,8 @@ type Placement struct {
 }
 
 // ClusterInfo returns the name server's broker and cluster tables.
-func (a *Admin) ClusterInfo(ctx context.Context) (*namesrv.ClusterInfo, error) {
-	var ci namesrv.ClusterInfo
+func (a *Admin) ClusterInfo(ctx context.Context) (*protocol.ClusterInfo, error) {
+	var ci protocol.ClusterInfo
 	req := remoting.NewRequest(remoting.ReqGetBrokerClusterInfo, nil, nil)
 	if err := a.nameServerJSON(ctx, req, &ci); err != nil {
 		return nil, err
@@ -87,8 +87,8 @@ func (a *Admin) nameServerJSON(ctx context.Context, req *remoting.Command, v any
 
 // groups returns the broker groups of ci selected by cluster and name
 // ("" selects all), sorted by name.
-func groups(ci *namesrv.ClusterInfo, cluster, name string) []namesrv.BrokerData {
-	var out []namesrv.BrokerData
+func groups(ci *protocol.ClusterInfo, cluster, name string) []protocol.BrokerData {
+	var out []protocol.BrokerData
 	for _, n := range slices.Sorted(maps.Keys(ci.BrokerAddrTable)) {
 		bd := ci.BrokerAddrTable[n]
 		if (cluster == "" || bd.Cluster == cluster) && (name == "" || n == name) {
@@ -142,12 +142,12 @@ func cmpOr(v, def int) int {
 // callGroup sends a request to a group's leader, then, if it cannot be
 // reached, to its other nodes (which forward writes); it returns the
 // address that answered SUCCESS.
-func (a *Admin) callGroup(ctx context.Context, bd namesrv.BrokerData, mk func() *remoting.Command) (string, error) {
+func (a *Admin) callGroup(ctx context.Context, bd protocol.BrokerData, mk func() *remoting.Command) (string, error) {
 	_, addr, err := a.callGroupResp(ctx, bd, mk)
 	return addr, err
 }
 
-func (a *Admin) callGroupResp(ctx context.Context, bd namesrv.BrokerData, mk func() *remoting.Command) (*remoting.Command, string, error) {
+func (a *Admin) callGroupResp(ctx context.Context, bd protocol.BrokerData, mk func() *remoting.Command) (*remoting.Command, string, error) {
 	addrs := brokerAddrs(bd)
 	if len(addrs) == 0 {
 		return nil, "", fmt.Errorf("%w: %s", ErrBrokerNotFound, bd.BrokerName)
@@ -197,7 +197,7 @@ func (a *Admin) DeleteTopic(ctx context.Context, topic, cluster string) ([]Place
 
 // ListTopics returns every topic the name server knows.
 func (a *Admin) ListTopics(ctx context.Context) ([]string, error) {
-	var tl namesrv.TopicList
+	var tl protocol.TopicList
 	if err := a.nameServerJSON(ctx, remoting.NewRequest(remoting.ReqGetAllTopicListFromNameServer, nil, nil), &tl); err != nil {
 		return nil, err
 	}
@@ -206,7 +206,7 @@ func (a *Admin) ListTopics(ctx context.Context) ([]string, error) {
 
 // Route fetches a topic's route from the name servers (ErrNoRoute if none
 // knows it).
-func (a *Admin) Route(ctx context.Context, topic string) (*namesrv.TopicRouteData, error) {
+func (a *Admin) Route(ctx context.Context, topic string) (*protocol.TopicRouteData, error) {
 	ctx, cancel := withTimeout(ctx, a.cfg.requestTimeout)
 	defer cancel()
 	rd, err := a.c.routes.fetchData(ctx, topic)

@@ -9,7 +9,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/raftmq/raftmq/namesrv"
+	"github.com/raftmq/raftmq/protocol"
 	"github.com/raftmq/raftmq/remoting"
 )
 
@@ -80,7 +80,7 @@ func queueExt(q MessageQueue) map[string]string {
 	return map[string]string{"topic": q.Topic, "queueId": strconv.Itoa(int(q.QueueID))}
 }
 
-func (a *Admin) queueProgress(ctx context.Context, rd *namesrv.TopicRouteData, group string, q MessageQueue) (QueueProgress, error) {
+func (a *Admin) queueProgress(ctx context.Context, rd *protocol.TopicRouteData, group string, q MessageQueue) (QueueProgress, error) {
 	bd, _ := (&Route{Data: *rd}).Broker(q.BrokerName)
 	p := QueueProgress{Queue: q, ConsumerOffset: -1}
 	resp, _, err := a.callGroupResp(ctx, bd, func() *remoting.Command {
@@ -156,7 +156,7 @@ func (a *Admin) ResetOffsetByTimestamp(ctx context.Context, group, topic string,
 }
 
 // commitOffset sends UPDATE_CONSUMER_OFFSET to the group's leader.
-func (a *Admin) commitOffset(ctx context.Context, bd namesrv.BrokerData, group string, q MessageQueue, off int64) error {
+func (a *Admin) commitOffset(ctx context.Context, bd protocol.BrokerData, group string, q MessageQueue, off int64) error {
 	leader := bd.BrokerAddrs[0]
 	if leader == "" {
 		return fmt.Errorf("%w: %s has no leader", ErrBrokerNotFound, bd.BrokerName)

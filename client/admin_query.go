@@ -11,7 +11,7 @@ import (
 	"time"
 
 	"github.com/raftmq/raftmq/message"
-	"github.com/raftmq/raftmq/namesrv"
+	"github.com/raftmq/raftmq/protocol"
 	"github.com/raftmq/raftmq/remoting"
 )
 
@@ -48,7 +48,7 @@ func (a *Admin) QueryMessageByKey(ctx context.Context, topic, key string, begin,
 	return out, nil
 }
 
-func (a *Admin) queryGroup(ctx context.Context, bd namesrv.BrokerData, ext map[string]string) ([]*message.MessageExt, error) {
+func (a *Admin) queryGroup(ctx context.Context, bd protocol.BrokerData, ext map[string]string) ([]*message.MessageExt, error) {
 	resp, _, err := a.callGroupResp(ctx, bd, func() *remoting.Command {
 		return remoting.NewRequest(remoting.ReqQueryMessage, ext, nil)
 	})
@@ -106,7 +106,7 @@ func (a *Admin) ViewMessageByID(ctx context.Context, offsetMsgID string) (*messa
 
 // groupMates returns the other addresses of the group that holds host;
 // if no group lists host, every address.
-func groupMates(ci *namesrv.ClusterInfo, host netip.AddrPort) []string {
+func groupMates(ci *protocol.ClusterInfo, host netip.AddrPort) []string {
 	var all []string
 	for _, bd := range ci.BrokerAddrTable {
 		addrs := brokerAddrs(bd)

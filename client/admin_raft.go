@@ -5,7 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 
-	"github.com/raftmq/raftmq/namesrv"
+	"github.com/raftmq/raftmq/protocol"
 	"github.com/raftmq/raftmq/remoting"
 )
 
@@ -18,10 +18,10 @@ type RaftMember struct {
 }
 
 // group finds one broker group by name.
-func (a *Admin) group(ctx context.Context, brokerName string) (namesrv.BrokerData, error) {
+func (a *Admin) group(ctx context.Context, brokerName string) (protocol.BrokerData, error) {
 	ci, err := a.ClusterInfo(ctx)
 	if err != nil {
-		return namesrv.BrokerData{}, err
+		return protocol.BrokerData{}, err
 	}
 	bd, ok := ci.BrokerAddrTable[brokerName]
 	if !ok {

@@ -13,7 +13,7 @@ import (
 
 	"github.com/raftmq/raftmq/broker/brokertest"
 	"github.com/raftmq/raftmq/message"
-	"github.com/raftmq/raftmq/namesrv"
+	"github.com/raftmq/raftmq/protocol"
 	"github.com/raftmq/raftmq/remoting"
 )
 
@@ -38,9 +38,9 @@ type batchFake struct {
 
 func startBatchFake(t *testing.T, batchCodes ...int16) *batchFake {
 	f := &batchFake{ns: startFake(t), broker: startFake(t), gate: make(chan struct{}), batchCodes: batchCodes}
-	route := namesrv.TopicRouteData{
-		QueueDatas:  []namesrv.QueueData{{BrokerName: "b", ReadQueueNums: 1, WriteQueueNums: 1, Perm: 6}},
-		BrokerDatas: []namesrv.BrokerData{{Cluster: "c", BrokerName: "b", BrokerAddrs: map[int64]string{0: f.broker.addr}}},
+	route := protocol.TopicRouteData{
+		QueueDatas:  []protocol.QueueData{{BrokerName: "b", ReadQueueNums: 1, WriteQueueNums: 1, Perm: 6}},
+		BrokerDatas: []protocol.BrokerData{{Cluster: "c", BrokerName: "b", BrokerAddrs: map[int64]string{0: f.broker.addr}}},
 	}
 	body, _ := json.Marshal(route)
 	f.ns.srv.HandleFunc(remoting.ReqGetRouteInfoByTopic, func(_ context.Context, _ *remoting.Conn, req *remoting.Command) *remoting.Command {

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"net"
 
+	"github.com/raftmq/raftmq/protocol"
 	"github.com/raftmq/raftmq/remoting"
 )
 
@@ -61,9 +62,7 @@ func (e *Error) Error() string {
 // Retriable reports whether the same request may succeed when sent again,
 // possibly elsewhere: SYSTEM_ERROR, SYSTEM_BUSY, SERVICE_NOT_AVAILABLE,
 // NO_PERMISSION and TOPIC_NOT_EXIST, as the official producers.
-func (e *Error) Retriable() bool {
-	return (&remoting.ResponseError{Code: e.Code}).Retriable()
-}
+func (e *Error) Retriable() bool { return protocol.Retriable(e.Code) }
 
 // Unwrap returns the equivalent *remoting.ResponseError.
 func (e *Error) Unwrap() error { return &remoting.ResponseError{Code: e.Code, Remark: e.Remark} }
@@ -71,9 +70,7 @@ func (e *Error) Unwrap() error { return &remoting.ResponseError{Code: e.Code, Re
 // failover reports whether the answer says the group is changing leader
 // (or the write's fate is unknown while it does): worth retrying at once
 // at a refreshed route, beyond the retry budget.
-func (e *Error) failover() bool {
-	return e.Code == remoting.ResServiceNotAvailable || e.Code == remoting.ResSystemError
-}
+func (e *Error) failover() bool { return protocol.Failover(e.Code) }
 
 // responseError returns nil for SUCCESS and an *Error otherwise.
 func responseError(addr string, req, resp *remoting.Command) error {

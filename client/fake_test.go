@@ -12,7 +12,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/raftmq/raftmq/namesrv"
+	"github.com/raftmq/raftmq/protocol"
 	"github.com/raftmq/raftmq/remoting"
 )
 
@@ -53,9 +53,9 @@ func startFake(t *testing.T) *fakeServer {
 // fake broker whose SEND_MESSAGE_V2 answers are scripted by codes.
 func fakeCluster(t *testing.T, codes ...int16) (ns, broker *fakeServer, sends *atomic.Int32) {
 	ns, broker, sends = startFake(t), startFake(t), &atomic.Int32{}
-	route := namesrv.TopicRouteData{
-		QueueDatas:  []namesrv.QueueData{{BrokerName: "b", ReadQueueNums: 1, WriteQueueNums: 1, Perm: 6}},
-		BrokerDatas: []namesrv.BrokerData{{Cluster: "c", BrokerName: "b", BrokerAddrs: map[int64]string{0: broker.addr}}},
+	route := protocol.TopicRouteData{
+		QueueDatas:  []protocol.QueueData{{BrokerName: "b", ReadQueueNums: 1, WriteQueueNums: 1, Perm: 6}},
+		BrokerDatas: []protocol.BrokerData{{Cluster: "c", BrokerName: "b", BrokerAddrs: map[int64]string{0: broker.addr}}},
 	}
 	body, _ := json.Marshal(route)
 	ns.srv.HandleFunc(remoting.ReqGetRouteInfoByTopic, func(_ context.Context, _ *remoting.Conn, req *remoting.Command) *remoting.Command {

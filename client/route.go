@@ -11,7 +11,7 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/raftmq/raftmq/namesrv"
+	"github.com/raftmq/raftmq/protocol"
 	"github.com/raftmq/raftmq/remoting"
 )
 
@@ -65,7 +65,7 @@ func compareStr(a, b string) int {
 type Route struct {
 	Topic string
 	// Data is the name server's answer as received.
-	Data namesrv.TopicRouteData
+	Data protocol.TopicRouteData
 	// WriteQueues are the queues a producer may send to: write perm on a
 	// group that has a leader (id 0), sorted.
 	WriteQueues []MessageQueue
@@ -77,16 +77,16 @@ type Route struct {
 
 // newRoute expands data into queues. writeLimit, if positive, caps each
 // group's write queues (auto-creation through TBW102).
-func newRoute(topic string, data namesrv.TopicRouteData, writeLimit int32) *Route {
+func newRoute(topic string, data protocol.TopicRouteData, writeLimit int32) *Route {
 	r := &Route{Topic: topic, Data: data, Fetched: time.Now()}
 	for _, qd := range data.QueueDatas {
-		if qd.Perm&namesrv.PermRead != 0 {
+		if qd.Perm&protocol.PermRead != 0 {
 			for i := int32(0); i < qd.ReadQueueNums; i++ {
 				r.ReadQueues = append(r.ReadQueues, MessageQueue{topic, qd.BrokerName, i})
 			}
 		}
 		bd, ok := r.Broker(qd.BrokerName)
-		if qd.Perm&namesrv.PermWrite == 0 || !ok || bd.BrokerAddrs[0] == "" {
+		if qd.Perm&protocol.PermWrite == 0 || !ok || bd.BrokerAddrs[0] == "" {
 			continue
 		}
 		n := qd.WriteQueueNums
@@ -103,18 +103,18 @@ func newRoute(topic string, data namesrv.TopicRouteData, writeLimit int32) *Rout
 }
 
 // Broker returns the named group's addresses.
-func (r *Route) Broker(name string) (namesrv.BrokerData, bool) {
+func (r *Route) Broker(name string) (protocol.BrokerData, bool) {
 	for _, bd := range r.Data.BrokerDatas {
 		if bd.BrokerName == name {
 			return bd, true
 		}
 	}
-	return namesrv.BrokerData{}, false
+	return protocol.BrokerData{}, false
 }
 
 // brokerAddrs lists a group's addresses, the leader (id 0) first, then the
 // others by id.
-func brokerAddrs(bd namesrv.BrokerData) []string {
+func brokerAddrs(bd protocol.BrokerData) []string {
 	ids := slices.Sorted(maps.Keys(bd.BrokerAddrs))
 	out := make([]string, 0, len(ids))
 	for _, id := range ids {
@@ -135,7 +135,7 @@ type routeCache struct {
 	mu      sync.Mutex
 	routes  map[string]*Route
 	flights map[string]*routeFlight
-	brokers map[string]namesrv.BrokerData
+	brokers map[string]protocol.BrokerData
 }
 
 // routeFlight is one fetch in progress, shared by concurrent callers.
@@ -147,7 +147,7 @@ type routeFlight struct {
 
 func newRouteCache(c *core) *routeCache {
 	return &routeCache{c: c, routes: map[string]*Route{}, flights: map[string]*routeFlight{},
-		brokers: map[string]namesrv.BrokerData{}}
+		brokers: map[string]protocol.BrokerData{}}
 }
 
 // cached returns the topic's route without fetching.
@@ -228,8 +228,8 @@ func (rc *routeCache) fetch(ctx context.Context, topic string) (*Route, error) {
 	return newRoute(topic, data, 0), nil
 }
 
-func (rc *routeCache) fetchData(ctx context.Context, topic string) (namesrv.TopicRouteData, error) {
-	var data namesrv.TopicRouteData
+func (rc *routeCache) fetchData(ctx context.Context, topic string) (protocol.TopicRouteData, error) {
+	var data protocol.TopicRouteData
 	req := remoting.NewRequest(remoting.ReqGetRouteInfoByTopic, map[string]string{"topic": topic}, nil)
 	resp, addr, err := rc.c.invokeNameServer(ctx, req)
 	if err != nil {
@@ -270,7 +270,7 @@ func (rc *routeCache) brokerAddrsAll() []string {
 }
 
 // brokerGroup returns the addresses last seen for a broker group.
-func (rc *routeCache) brokerGroup(name string) (namesrv.BrokerData, bool) {
+func (rc *routeCache) brokerGroup(name string) (protocol.BrokerData, bool) {
 	rc.mu.Lock()
 	defer rc.mu.Unlock()
 	bd, ok := rc.brokers[name]

@@ -13,6 +13,7 @@ import (
 	"github.com/apache/rocketmq-client-go/v2/rlog"
 
 	"github.com/raftmq/raftmq/namesrv"
+	"github.com/raftmq/raftmq/protocol"
 	"github.com/raftmq/raftmq/remoting"
 )
 
@@ -74,8 +75,8 @@ func TestOfficialClientRoutesThroughNameServer(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer cl.Close()
-	body, _ := json.Marshal(namesrv.RegisterBrokerBody{TopicConfigSerializeWrapper: namesrv.TopicConfigWrapper{
-		TopicConfigTable: map[string]namesrv.TopicConfig{"TopicTest": {TopicName: "TopicTest", ReadQueueNums: 4, WriteQueueNums: 4, Perm: 6}},
+	body, _ := json.Marshal(protocol.RegisterBrokerBody{TopicConfigSerializeWrapper: protocol.TopicConfigWrapper{
+		TopicConfigTable: map[string]protocol.TopicConfig{"TopicTest": {TopicName: "TopicTest", ReadQueueNums: 4, WriteQueueNums: 4, Perm: 6}},
 	}})
 	for _, r := range []struct{ addr, id, term string }{{brokerAddr, "0", "2"}, {"127.0.0.1:1", "1", "0"}} {
 		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)

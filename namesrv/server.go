@@ -12,6 +12,7 @@ import (
 
 	"github.com/hashicorp/go-hclog"
 
+	"github.com/raftmq/raftmq/protocol"
 	"github.com/raftmq/raftmq/remoting"
 )
 
@@ -207,9 +208,9 @@ func decodeRegistration(req *remoting.Command) (Registration, error) {
 	if len(errs) > 0 {
 		return r, errors.Join(errs...)
 	}
-	r.Topics = map[string]TopicConfig{}
+	r.Topics = map[string]protocol.TopicConfig{}
 	if len(req.Body) > 0 {
-		var body RegisterBrokerBody
+		var body protocol.RegisterBrokerBody
 		if err := json.Unmarshal(req.Body, &body); err != nil {
 			return r, fmt.Errorf("namesrv: REGISTER_BROKER body: %w", err)
 		}
@@ -246,7 +247,7 @@ func (s *Server) clusterInfo(_ context.Context, _ *remoting.Conn, req *remoting.
 }
 
 func (s *Server) topicList(_ context.Context, _ *remoting.Conn, req *remoting.Command) *remoting.Command {
-	return jsonResponse(req, TopicList{TopicList: s.table.Topics("")})
+	return jsonResponse(req, protocol.TopicList{TopicList: s.table.Topics("")})
 }
 
 func (s *Server) topicsByCluster(_ context.Context, _ *remoting.Conn, req *remoting.Command) *remoting.Command {
@@ -254,7 +255,7 @@ func (s *Server) topicsByCluster(_ context.Context, _ *remoting.Conn, req *remot
 	if cluster == "" {
 		return fail(req, remoting.ResSystemError, "namesrv: GET_TOPICS_BY_CLUSTER needs cluster")
 	}
-	return jsonResponse(req, TopicList{TopicList: s.table.Topics(cluster)})
+	return jsonResponse(req, protocol.TopicList{TopicList: s.table.Topics(cluster)})
 }
 
 func (s *Server) deleteTopic(_ context.Context, _ *remoting.Conn, req *remoting.Command) *remoting.Command {

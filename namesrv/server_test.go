@@ -10,6 +10,7 @@ import (
 
 	"go.uber.org/goleak"
 
+	"github.com/raftmq/raftmq/protocol"
 	"github.com/raftmq/raftmq/remoting"
 )
 
@@ -62,11 +63,11 @@ func registerExt(addr, id, term string) map[string]string {
 
 func registerBody(t *testing.T, topics ...string) []byte {
 	t.Helper()
-	b, err := json.Marshal(RegisterBrokerBody{TopicConfigSerializeWrapper: TopicConfigWrapper{
-		TopicConfigTable: func() map[string]TopicConfig {
-			m := map[string]TopicConfig{}
+	b, err := json.Marshal(protocol.RegisterBrokerBody{TopicConfigSerializeWrapper: protocol.TopicConfigWrapper{
+		TopicConfigTable: func() map[string]protocol.TopicConfig {
+			m := map[string]protocol.TopicConfig{}
 			for _, tp := range topics {
-				m[tp] = TopicConfig{TopicName: tp, ReadQueueNums: 8, WriteQueueNums: 8, Perm: 6}
+				m[tp] = protocol.TopicConfig{TopicName: tp, ReadQueueNums: 8, WriteQueueNums: 8, Perm: 6}
 			}
 			return m
 		}(),
@@ -91,7 +92,7 @@ func TestServerRegisterAndRoute(t *testing.T) {
 	if resp.Code != remoting.ResSuccess {
 		t.Fatalf("route = %v", resp)
 	}
-	var rd TopicRouteData
+	var rd protocol.TopicRouteData
 	if err := json.Unmarshal(resp.Body, &rd); err != nil {
 		t.Fatal(err)
 	}
@@ -103,12 +104,12 @@ func TestServerRegisterAndRoute(t *testing.T) {
 	}
 
 	resp = invoke(t, cl, addr, remoting.ReqGetAllTopicListFromNameServer, nil, nil)
-	var tl TopicList
+	var tl protocol.TopicList
 	if err := json.Unmarshal(resp.Body, &tl); err != nil || len(tl.TopicList) != 1 || tl.TopicList[0] != "T" {
 		t.Fatalf("topic list = %s %v", resp.Body, err)
 	}
 	resp = invoke(t, cl, addr, remoting.ReqGetBrokerClusterInfo, nil, nil)
-	var ci ClusterInfo
+	var ci protocol.ClusterInfo
 	if err := json.Unmarshal(resp.Body, &ci); err != nil || ci.ClusterAddrTable["c1"][0] != "broker-a" {
 		t.Fatalf("cluster info = %s %v", resp.Body, err)
 	}
@@ -193,7 +194,7 @@ func TestServerKVConfigAndOrderTopicConf(t *testing.T) {
 		t.Fatalf("get kv = %v", resp)
 	}
 	resp = invoke(t, cl, addr, remoting.ReqGetRouteInfoByTopic, map[string]string{"topic": "T"}, nil)
-	var rd TopicRouteData
+	var rd protocol.TopicRouteData
 	if err := json.Unmarshal(resp.Body, &rd); err != nil || rd.OrderTopicConf != "broker-a:8" {
 		t.Fatalf("route orderTopicConf = %q %v", rd.OrderTopicConf, err)
 	}

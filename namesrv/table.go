@@ -4,6 +4,8 @@ import (
 	"slices"
 	"sync"
 	"time"
+
+	"github.com/raftmq/raftmq/protocol"
 )
 
 // Registration is one REGISTER_BROKER request, decoded.
@@ -15,7 +17,7 @@ type Registration struct {
 	BrokerID int64
 	// RaftTerm is the leader's term; 0 from brokers that do not send it.
 	RaftTerm uint64
-	Topics   map[string]TopicConfig
+	Topics   map[string]protocol.TopicConfig
 	// ConnID identifies the connection the registration came on, so that
 	// its closing can drop the broker at once.
 	ConnID uint64
@@ -28,7 +30,7 @@ type group struct {
 	leader     string // "" while no leader is known
 	leaderTerm uint64
 	followers  map[string]bool
-	topics     map[string]TopicConfig
+	topics     map[string]protocol.TopicConfig
 	hasTopics  bool
 }
 
@@ -205,7 +207,7 @@ func (t *Table) removeLocked(addr string) {
 // sorted, as 1..n. With no leader known the first follower is listed as 0:
 // every raftmq node forwards writes to the leader, and a route without id 0
 // leaves RocketMQ clients unable to send at all.
-func (g *group) brokerData() BrokerData {
+func (g *group) brokerData() protocol.BrokerData {
 	followers := make([]string, 0, len(g.followers))
 	for a := range g.followers {
 		followers = append(followers, a)
@@ -220,21 +222,21 @@ func (g *group) brokerData() BrokerData {
 		addrs[next] = a
 		next++
 	}
-	return BrokerData{Cluster: g.cluster, BrokerName: g.name, BrokerAddrs: addrs}
+	return protocol.BrokerData{Cluster: g.cluster, BrokerName: g.name, BrokerAddrs: addrs}
 }
 
 // Route returns the route of topic, or false when no live group serves it.
-func (t *Table) Route(topic string) (TopicRouteData, bool) {
+func (t *Table) Route(topic string) (protocol.TopicRouteData, bool) {
 	t.mu.RLock()
 	defer t.mu.RUnlock()
-	rd := TopicRouteData{QueueDatas: []QueueData{}, BrokerDatas: []BrokerData{}, FilterServerTable: map[string][]string{}}
+	rd := protocol.TopicRouteData{QueueDatas: []protocol.QueueData{}, BrokerDatas: []protocol.BrokerData{}, FilterServerTable: map[string][]string{}}
 	for _, name := range t.sortedGroupNames() {
 		g := t.groups[name]
 		tc, ok := g.topics[topic]
 		if !ok {
 			continue
 		}
-		rd.QueueDatas = append(rd.QueueDatas, QueueData{
+		rd.QueueDatas = append(rd.QueueDatas, protocol.QueueData{
 			BrokerName: name, ReadQueueNums: tc.ReadQueueNums, WriteQueueNums: tc.WriteQueueNums,
 			Perm: tc.Perm, TopicSysFlag: tc.TopicSysFlag,
 		})
@@ -253,10 +255,10 @@ func (t *Table) sortedGroupNames() []string {
 }
 
 // ClusterInfo returns every group and cluster.
-func (t *Table) ClusterInfo() ClusterInfo {
+func (t *Table) ClusterInfo() protocol.ClusterInfo {
 	t.mu.RLock()
 	defer t.mu.RUnlock()
-	ci := ClusterInfo{BrokerAddrTable: map[string]BrokerData{}, ClusterAddrTable: map[string][]string{}}
+	ci := protocol.ClusterInfo{BrokerAddrTable: map[string]protocol.BrokerData{}, ClusterAddrTable: map[string][]string{}}
 	for name, g := range t.groups {
 		ci.BrokerAddrTable[name] = g.brokerData()
 	}
@@ -300,7 +302,7 @@ func (t *Table) DeleteTopic(topic string) {
 	defer t.mu.Unlock()
 	for _, g := range t.groups {
 		if _, ok := g.topics[topic]; ok {
-			topics := make(map[string]TopicConfig, len(g.topics))
+			topics := make(map[string]protocol.TopicConfig, len(g.topics))
 			for k, v := range g.topics {
 				if k != topic {
 					topics[k] = v

@@ -5,14 +5,16 @@ import (
 	"maps"
 	"testing"
 	"time"
+
+	"github.com/raftmq/raftmq/protocol"
 )
 
 var t0 = time.Unix(1_700_000_000, 0)
 
-func topics(names ...string) map[string]TopicConfig {
-	m := map[string]TopicConfig{}
+func topics(names ...string) map[string]protocol.TopicConfig {
+	m := map[string]protocol.TopicConfig{}
 	for _, n := range names {
-		m[n] = TopicConfig{TopicName: n, ReadQueueNums: 4, WriteQueueNums: 4, Perm: PermRead | PermWrite}
+		m[n] = protocol.TopicConfig{TopicName: n, ReadQueueNums: 4, WriteQueueNums: 4, Perm: protocol.PermRead | protocol.PermWrite}
 	}
 	return m
 }

@@ -42,19 +42,6 @@ func (e *ResponseError) Error() string {
 	return fmt.Sprintf("remoting: response %s (%d): %s", ResponseCodeName(e.Code), e.Code, e.Remark)
 }
 
-// Retriable reports whether sending the same request again (possibly to
-// another broker) may succeed. It follows the official producers' retry
-// set: system error, system busy, service not available, no permission
-// (e.g. a broker that lost write perm) and topic not exist (a stale route).
-func (e *ResponseError) Retriable() bool {
-	switch e.Code {
-	case ResSystemError, ResSystemBusy, ResServiceNotAvailable, ResNoPermission, ResTopicNotExist:
-		return true
-	default:
-		return false
-	}
-}
-
 // AsError returns nil for a SUCCESS response and a *ResponseError otherwise.
 // Codes that some requests treat as success (the flush and slave codes of a
 // send, PULL_NOT_FOUND) are errors here; callers that accept them check the

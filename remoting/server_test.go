@@ -122,7 +122,7 @@ func TestUnknownCode(t *testing.T) {
 		t.Fatalf("response %v, want REQUEST_CODE_NOT_SUPPORTED naming 999", resp)
 	}
 	var re *ResponseError
-	if !errors.As(AsError(resp), &re) || re.Retriable() {
+	if !errors.As(AsError(resp), &re) || re.Code != ResRequestCodeNotSupported {
 		t.Fatalf("AsError = %v", AsError(resp))
 	}
 }

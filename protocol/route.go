@@ -1,13 +1,12 @@
-package namesrv
+package protocol
 
-// Perm bits of a topic, as RocketMQ's PermName. Frozen.
-const (
-	PermInherit = 1
-	PermWrite   = 2
-	PermRead    = 4
-)
+// Name-server bodies: what REGISTER_BROKER carries and what
+// GET_ROUTEINFO_BY_TOPIC, GET_BROKER_CLUSTER_INFO and the topic-list codes
+// answer, as RocketMQ's RegisterBrokerBody, TopicRouteData, ClusterInfo
+// and TopicList.
 
-// TopicConfig is a broker's topic as carried in REGISTER_BROKER bodies.
+// TopicConfig is a broker's topic as RocketMQ's TopicConfig serialises it
+// (REGISTER_BROKER bodies, GET_ALL_TOPIC_CONFIG).
 type TopicConfig struct {
 	TopicName       string `json:"topicName"`
 	ReadQueueNums   int32  `json:"readQueueNums"`
@@ -18,7 +17,13 @@ type TopicConfig struct {
 	Order           bool   `json:"order"`
 }
 
-// DataVersion orders a broker's successive topic tables.
+// Topic filter types, as RocketMQ's TopicFilterType.
+const (
+	FilterSingleTag = "SINGLE_TAG"
+	FilterMultiTag  = "MULTI_TAG"
+)
+
+// DataVersion orders a broker's successive tables.
 type DataVersion struct {
 	Timestamp int64 `json:"timestamp"`
 	Counter   int64 `json:"counter"`
