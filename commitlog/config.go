@@ -71,8 +71,8 @@ type RetentionConfig struct {
 	// Default: statfs.
 	DiskUsage func(dir string) (float64, error)
 	// Floor returns the highest raft index that may be deleted: dledger
-	// passes its last snapshot index so raft can always replay from its
-	// snapshot. A segment holding any index above Floor is kept. Nil means
+	// passes its last snapshot index (Log.SetRetentionFloor) so raft can
+	// always replay from its snapshot. A segment holding any index above Floor is kept. Nil means
 	// 0: retention deletes nothing.
 	Floor func() uint64
 }
@@ -97,7 +97,8 @@ type Config struct {
 	// which a background syncer makes at once (one fsync for every batch
 	// written meanwhile); DurableIndex and WaitDurable tell when it is on
 	// disk. The caller must not count such a batch as durable before then.
-	// dledger sets it on the raft leader, which then writes its own copy in
+	// dledger sets it (Log.SetDeferSync, once its raft node exists) to
+	// "this node is the leader", which then writes its own copy in
 	// parallel with replicating it (the Raft thesis, §10.2.1).
 	DeferSync func() bool
 	// Span locates message records inside entries; nil: none do. Recovery

@@ -109,7 +109,22 @@ func (l *Log) WaitDurable(ctx context.Context, index uint64) error {
 // deferSync reports whether StoreLogs may leave this batch's fsync to the
 // syncer. Caller holds wmu.
 func (l *Log) deferSync() bool {
-	return l.cfg.FlushMode == SyncFlush && l.cfg.DeferSync != nil && l.cfg.DeferSync()
+	if l.cfg.FlushMode != SyncFlush {
+		return false
+	}
+	f := l.deferFn.Load()
+	return f != nil && (*f)()
+}
+
+// SetDeferSync replaces Config.DeferSync: the raft node that decides when
+// a batch's fsync may be deferred is built after the log is opened. nil
+// turns deferring off. Safe to call while the log is in use.
+func (l *Log) SetDeferSync(f func() bool) {
+	if f == nil {
+		l.deferFn.Store(nil)
+		return
+	}
+	l.deferFn.Store(&f)
 }
 
 // requestSync wakes the syncer; it never blocks.

@@ -141,3 +141,43 @@ func countEntries(t *testing.T, fsys *vfs.MemFS) uint64 {
 	}
 	return last - first + 1
 }
+
+// TestSetDeferSyncAfterOpen: the raft node is built after its log, so it
+// turns deferred syncs on with SetDeferSync; a log opened without
+// Config.DeferSync then defers like one opened with it, and stops when the
+// function is removed.
+func TestSetDeferSyncAfterOpen(t *testing.T) {
+	mem := vfs.NewMem()
+	ffs := vfs.NewFaultFS(mem)
+	cfg := testConfig(ffs, testDir)
+	cfg.SegmentSize = 1 << 20
+	l := mustOpen(t, cfg)
+	g := newGatedSyncs()
+	ffs.Inject(g)
+	l.SetDeferSync(func() bool { return true })
+	storeRange(t, l, 1, 3, 3)
+	<-g.started
+	if got := l.DurableIndex(); got != 0 {
+		t.Fatalf("DurableIndex during the held deferred sync = %d, want 0", got)
+	}
+	g.gate <- struct{}{}
+	if err := l.WaitDurable(context.Background(), 3); err != nil {
+		t.Fatalf("WaitDurable(3): %v", err)
+	}
+	l.SetDeferSync(nil)
+	done := make(chan struct{})
+	go func() { storeRange(t, l, 4, 4, 1); close(done) }()
+	<-g.started // StoreLogs's own fsync now, not the syncer's
+	select {
+	case <-done:
+		t.Fatal("StoreLogs returned before its own fsync with deferring off")
+	default:
+	}
+	g.gate <- struct{}{}
+	<-done
+	ffs.Inject(nil)
+	if got := l.DurableIndex(); got != 4 {
+		t.Fatalf("DurableIndex after a synchronous StoreLogs = %d, want 4", got)
+	}
+	closeLog(t, l)
+}

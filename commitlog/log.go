@@ -58,7 +58,12 @@ type Log struct {
 	cache   atomic.Pointer[hit]
 
 	dur  durability
-	pre  *preallocator
+	// deferFn and floorFn are Config.DeferSync and Retention.Floor, which
+	// the raft node replaces once it exists (SetDeferSync,
+	// SetRetentionFloor): the log is opened before it.
+	deferFn atomic.Pointer[func() bool]
+	floorFn atomic.Pointer[func() uint64]
+	pre     *preallocator
 	stop chan struct{}
 	wg   sync.WaitGroup
 }
@@ -115,10 +120,18 @@ func (l *Log) createAbort() error {
 func (l *Log) start() {
 	l.pre = newPreallocator(l.fs, l.path(nextName), l.cfg.SegmentSize, l.logger)
 	l.pre.start(&l.wg, l.stop)
+	if l.cfg.DeferSync != nil {
+		l.deferFn.Store(&l.cfg.DeferSync)
+	}
+	if l.cfg.Retention.Floor != nil {
+		l.floorFn.Store(&l.cfg.Retention.Floor)
+	}
 	if l.cfg.FlushMode == AsyncFlush {
 		l.wg.Add(1)
 		go l.flushLoop()
-	} else if l.cfg.DeferSync != nil {
+	} else {
+		// Started whether or not DeferSync is set yet: SetDeferSync may
+		// come later. It sleeps until a deferred batch kicks it.
 		l.wg.Add(1)
 		go l.syncLoop()
 	}

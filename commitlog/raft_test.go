@@ -172,7 +172,7 @@ func TestRaftClusterOnCommitlog(t *testing.T) {
 		t.Fatal(err)
 	}
 	snapIndex := leader.raft.LastIndex() - 1
-	leader.log.cfg.Retention.Floor = func() uint64 { return snapIndex }
+	leader.log.SetRetentionFloor(func() uint64 { return snapIndex })
 	for {
 		n, err := leader.log.RunRetentionOnce(time.Now())
 		if err != nil {

@@ -74,12 +74,23 @@ func (l *Log) setRefuse(usage float64) {
 	}
 }
 
+// SetRetentionFloor replaces Config.Retention.Floor: the raft node whose
+// snapshots decide it is built after the log is opened. Safe to call while
+// the log is in use.
+func (l *Log) SetRetentionFloor(f func() uint64) {
+	if f == nil {
+		l.floorFn.Store(nil)
+		return
+	}
+	l.floorFn.Store(&f)
+}
+
 // oldestDeletable returns the first segment if it is sealed and entirely at
 // or below the floor.
 func (l *Log) oldestDeletable() *segment {
 	floor := uint64(0)
-	if l.cfg.Retention.Floor != nil {
-		floor = l.cfg.Retention.Floor()
+	if f := l.floorFn.Load(); f != nil {
+		floor = (*f)()
 	}
 	l.mu.RLock()
 	defer l.mu.RUnlock()
