@@ -57,15 +57,15 @@ type Log struct {
 	refuse  atomic.Bool
 	cache   atomic.Pointer[hit]
 
-	dur  durability
+	dur durability
 	// deferFn and floorFn are Config.DeferSync and Retention.Floor, which
 	// the raft node replaces once it exists (SetDeferSync,
 	// SetRetentionFloor): the log is opened before it.
 	deferFn atomic.Pointer[func() bool]
 	floorFn atomic.Pointer[func() uint64]
 	pre     *preallocator
-	stop chan struct{}
-	wg   sync.WaitGroup
+	stop    chan struct{}
+	wg      sync.WaitGroup
 }
 
 // Open opens or creates the log in cfg.Dir and recovers it. If the abort
