@@ -11,58 +11,63 @@ import (
 	"context"
 	"encoding/json"
 
-	"github.com/raftmq/raftmq/dledger"
+	"github.com/hashicorp/go-hclog"
+
+	"github.com/raftmq/raftmq/broker/meta"
+	"github.com/raftmq/raftmq/protocol"
 	"github.com/raftmq/raftmq/remoting"
 )
 
-func (b *Broker) registerGroupAdmin() {
-	b.handle(remoting.ReqUpdateAndCreateSubscriptionGroup, b.putGroup)
-	b.handle(remoting.ReqGetAllSubscriptionGroupConfig, b.allGroups)
-	b.handle(remoting.ReqDeleteSubscriptionGroup, b.deleteGroup)
+// groupAdmin serves the subscription-group admin codes.
+type groupAdmin struct {
+	rep    *replica
+	meta   *meta.State
+	tables *tables
+	log    hclog.Logger
 }
 
-func (b *Broker) putGroup(ctx context.Context, _ *remoting.Conn, req *remoting.Command) *remoting.Command {
-	if !b.node.IsLeader() {
-		return b.forward(ctx, req)
-	}
-	g := defaultSubscriptionGroupJSON()
+func (a *groupAdmin) register(m mux) {
+	m.HandleFunc(remoting.ReqUpdateAndCreateSubscriptionGroup, a.rep.leaderOnly(a.putGroup))
+	m.HandleFunc(remoting.ReqGetAllSubscriptionGroupConfig, a.allGroups)
+	m.HandleFunc(remoting.ReqDeleteSubscriptionGroup, a.rep.leaderOnly(a.deleteGroup))
+}
+
+func (a *groupAdmin) putGroup(ctx context.Context, _ *remoting.Conn, req *remoting.Command) *remoting.Command {
+	g := protocol.DefaultSubscriptionGroupConfig()
 	if err := json.Unmarshal(req.Body, &g); err != nil {
 		return errResponse(req, remoting.ResSystemError, "subscription group body is not SubscriptionGroupConfig JSON: %v", err)
 	}
 	if g.GroupName == "" {
 		return errResponse(req, remoting.ResSystemError, "subscription group body has no groupName")
 	}
-	if g.RetryQueueNums < 0 || g.RetryQueueNums > maxTopicQueues || g.RetryMaxTimes < 0 {
+	if g.RetryQueueNums < 0 || g.RetryQueueNums > protocol.MaxQueueNums || g.RetryMaxTimes < 0 {
 		return errResponse(req, remoting.ResSystemError, "subscription group %s: retryQueueNums %d or retryMaxTimes %d out of range",
 			g.GroupName, g.RetryQueueNums, g.RetryMaxTimes)
 	}
-	if _, err := b.propose(ctx, &dledger.PutSubscriptionGroupCommand{Group: g.config()}); err != nil {
-		return b.proposeFailure(ctx, req, err)
+	if _, err := a.rep.propose(ctx, &meta.PutSubscriptionGroupCommand{Group: fromGroupJSON(g)}); err != nil {
+		return a.rep.proposeFailure(ctx, req, err)
 	}
-	b.log.Info("subscription group created or updated", "group", g.GroupName)
+	a.log.Info("subscription group created or updated", "group", g.GroupName)
 	return okResponse(req)
 }
 
-func (b *Broker) deleteGroup(ctx context.Context, _ *remoting.Conn, req *remoting.Command) *remoting.Command {
-	if !b.node.IsLeader() {
-		return b.forward(ctx, req)
-	}
+func (a *groupAdmin) deleteGroup(ctx context.Context, _ *remoting.Conn, req *remoting.Command) *remoting.Command {
 	name := req.ExtFields["groupName"]
 	if name == "" {
 		return errResponse(req, remoting.ResSystemError, "the custom field <groupName> is null")
 	}
-	if _, err := b.propose(ctx, &dledger.DeleteSubscriptionGroupCommand{Name: name}); err != nil {
-		return b.proposeFailure(ctx, req, err)
+	if _, err := a.rep.propose(ctx, &meta.DeleteSubscriptionGroupCommand{Name: name}); err != nil {
+		return a.rep.proposeFailure(ctx, req, err)
 	}
-	b.log.Info("subscription group deleted", "group", name)
+	a.log.Info("subscription group deleted", "group", name)
 	return okResponse(req)
 }
 
-func (b *Broker) allGroups(_ context.Context, _ *remoting.Conn, req *remoting.Command) *remoting.Command {
-	groups := b.node.Metadata().SubscriptionGroups()
-	table := make(map[string]subscriptionGroupJSON, len(groups))
+func (a *groupAdmin) allGroups(_ context.Context, _ *remoting.Conn, req *remoting.Command) *remoting.Command {
+	groups := a.meta.SubscriptionGroups()
+	table := make(map[string]protocol.SubscriptionGroupConfig, len(groups))
 	for _, g := range groups {
 		table[g.GroupName] = toGroupJSON(g)
 	}
-	return jsonResponse(req, subscriptionGroupWrapper{SubscriptionGroupTable: table, DataVersion: b.dataVersion()})
+	return jsonResponse(req, protocol.SubscriptionGroupWrapper{SubscriptionGroupTable: table, DataVersion: a.tables.dataVersion()})
 }

@@ -6,18 +6,18 @@ import (
 	"testing"
 	"time"
 
-	"github.com/raftmq/raftmq/broker"
 	"github.com/raftmq/raftmq/broker/brokertest"
+	"github.com/raftmq/raftmq/protocol"
 	"github.com/raftmq/raftmq/remoting"
 )
 
-func members(t *testing.T, g *brokertest.Group, via int) []broker.RaftMember {
+func members(t *testing.T, g *brokertest.Group, via int) []protocol.RaftMember {
 	t.Helper()
 	resp := g.Invoke(via, remoting.NewRequest(remoting.ReqRaftMembers, nil, nil))
 	if resp.Code != remoting.ResSuccess {
 		t.Fatalf("members via %d: %d %s", via, resp.Code, resp.Remark)
 	}
-	var out []broker.RaftMember
+	var out []protocol.RaftMember
 	if err := json.Unmarshal(resp.Body, &out); err != nil {
 		t.Fatal(err)
 	}

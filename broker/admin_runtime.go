@@ -16,7 +16,9 @@ import (
 	"strconv"
 	"time"
 
+	"github.com/raftmq/raftmq/protocol"
 	"github.com/raftmq/raftmq/remoting"
+	"github.com/raftmq/raftmq/store"
 )
 
 // brokerVersionDesc is the RocketMQ version raftmq's protocol follows.
@@ -28,38 +30,43 @@ const (
 // startTime is when the process loaded this package, for "runtime".
 var startTime = time.Now()
 
-func (b *Broker) registerRuntime() {
-	b.handle(remoting.ReqGetBrokerRuntimeInfo, b.runtimeInfo)
+// runtimeInfo serves GET_BROKER_RUNTIME_INFO and the HTTP gauges.
+type runtimeInfo struct {
+	rep     *replica
+	store   *store.Store
+	puts    *putStats
+	cluster string
 }
 
-func (b *Broker) runtimeInfo(_ context.Context, _ *remoting.Conn, req *remoting.Command) *remoting.Command {
-	return jsonResponse(req, struct {
-		Table map[string]string `json:"table"`
-	}{b.runtimeTable()})
+func (r *runtimeInfo) register(m mux) { m.HandleFunc(remoting.ReqGetBrokerRuntimeInfo, r.runtimeInfo) }
+
+func (r *runtimeInfo) runtimeInfo(_ context.Context, _ *remoting.Conn, req *remoting.Command) *remoting.Command {
+	return jsonResponse(req, protocol.KVTable{Table: r.table()})
 }
 
-func (b *Broker) runtimeTable() map[string]string {
+func (r *runtimeInfo) table() map[string]string {
 	t := map[string]string{
 		"brokerVersionDesc":   brokerVersionDesc,
 		"brokerVersion":       brokerVersion,
-		"msgPutTotalTodayNow": strconv.FormatInt(b.puts.messages.Load(), 10),
-		"msgPutBytesTotal":    strconv.FormatInt(b.puts.bytes.Load(), 10),
-		"commitLogMaxOffset":  strconv.FormatInt(b.clog.MaxCommitOffset(), 10),
+		"msgPutTotalTodayNow": strconv.FormatInt(r.puts.messages.Load(), 10),
+		"msgPutBytesTotal":    strconv.FormatInt(r.puts.bytes.Load(), 10),
+		"commitLogMaxOffset":  strconv.FormatInt(r.store.MaxCommitOffset(), 10),
 		"bootTimestamp":       strconv.FormatInt(startTime.UnixMilli(), 10),
 		"runtime":             formatRuntime(time.Since(startTime)),
-		"brokerName":          b.cfg.BrokerName,
-		"clusterName":         b.cfg.Cluster,
-		"brokerAddr":          b.self.RemotingAddr,
+		"brokerName":          r.rep.group,
+		"clusterName":         r.cluster,
+		"brokerAddr":          r.rep.self.RemotingAddr,
 	}
-	if minOff, err := b.clog.MinCommitOffset(); err == nil {
+	if minOff, err := r.store.MinCommitOffset(); err == nil {
 		t["commitLogMinOffset"] = strconv.FormatInt(minOff, 10)
 	}
-	r := b.node.Raft()
-	stats := r.Stats()
-	_, leaderID := b.node.Leader()
-	leaderAddr, _ := r.LeaderWithID()
-	t["raftNodeId"] = b.self.ID
-	t["raftState"] = r.State().String()
+	node := r.rep.node
+	rf := node.Raft()
+	stats := rf.Stats()
+	_, leaderID := node.Leader()
+	leaderAddr, _ := rf.LeaderWithID()
+	t["raftNodeId"] = r.rep.self.ID
+	t["raftState"] = rf.State().String()
 	t["raftTerm"] = stats["term"]
 	t["raftCommitIndex"] = stats["commit_index"]
 	t["raftAppliedIndex"] = stats["applied_index"]
@@ -67,19 +74,9 @@ func (b *Broker) runtimeTable() map[string]string {
 	t["raftLastContact"] = stats["last_contact"]
 	t["raftLeaderId"] = leaderID
 	t["raftLeaderAddr"] = string(leaderAddr)
-	t["raftLeaderRemotingAddr"] = b.peerRemotingAddr(leaderID)
-	t["metadataAppliedIndex"] = strconv.FormatUint(b.node.Metadata().AppliedIndex(), 10)
+	t["raftLeaderRemotingAddr"] = r.rep.remotingAddrOf(leaderID)
+	t["metadataAppliedIndex"] = strconv.FormatUint(node.AppliedIndex(), 10)
 	return t
-}
-
-// peerRemotingAddr is the client-facing address of peer id, "" if unknown.
-func (b *Broker) peerRemotingAddr(id string) string {
-	for _, p := range b.cfg.Peers {
-		if p.ID == id {
-			return p.RemotingAddr
-		}
-	}
-	return ""
 }
 
 // formatRuntime is RocketMQ's "[ d days, h hours, m minutes, s seconds ]".

@@ -9,9 +9,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/raftmq/raftmq/broker"
 	"github.com/raftmq/raftmq/broker/brokertest"
 	"github.com/raftmq/raftmq/message"
+	"github.com/raftmq/raftmq/protocol"
 	"github.com/raftmq/raftmq/remoting"
 )
 
@@ -54,7 +54,7 @@ func TestAdminTopicsGroupsAndRuntime(t *testing.T) {
 			return nil
 		})
 	}
-	if _, ok := allTopics(t, g, leader).TopicConfigTable[broker.DefaultTopic]; !ok {
+	if _, ok := allTopics(t, g, leader).TopicConfigTable[protocol.DefaultTopic]; !ok {
 		t.Fatal("TBW102 not listed with auto-create on")
 	}
 	// Bad creates.
@@ -64,7 +64,7 @@ func TestAdminTopicsGroupsAndRuntime(t *testing.T) {
 		{"topic": "Q2000", "readQueueNums": "2000", "writeQueueNums": "2000", "perm": "6"},
 		{"topic": "NoQueues", "perm": "6"},
 		{"topic": "BadPerm", "readQueueNums": "1", "writeQueueNums": "1", "perm": "9"},
-		{"topic": broker.DefaultTopic, "readQueueNums": "1", "writeQueueNums": "1", "perm": "6"},
+		{"topic": protocol.DefaultTopic, "readQueueNums": "1", "writeQueueNums": "1", "perm": "6"},
 	} {
 		resp := g.Invoke(fol, remoting.NewRequest(remoting.ReqUpdateAndCreateTopic, ext, nil))
 		if resp.Code != remoting.ResSystemError || resp.Remark == "" {
@@ -73,7 +73,7 @@ func TestAdminTopicsGroupsAndRuntime(t *testing.T) {
 	}
 	// Delete through a follower.
 	mustSucceed(t, g.Invoke(fol, remoting.NewRequest(remoting.ReqDeleteTopicInBroker, map[string]string{"topic": "Admin1"}, nil)), "delete topic")
-	if _, ok := g.Broker(leader).Node().Metadata().Topic("Admin1"); ok {
+	if _, ok := g.Broker(leader).Metadata().Topic("Admin1"); ok {
 		t.Fatal("Admin1 still on the leader after delete")
 	}
 	g.Eventually(5*time.Second, func() error {
@@ -106,7 +106,7 @@ func TestAdminTopicsGroupsAndRuntime(t *testing.T) {
 		t.Fatalf("bad group body: code %d", resp.Code)
 	}
 	mustSucceed(t, g.Invoke(leader, remoting.NewRequest(remoting.ReqDeleteSubscriptionGroup, map[string]string{"groupName": "cg1"}, nil)), "delete group")
-	if _, ok := g.Broker(leader).Node().Metadata().SubscriptionGroup("cg1"); ok {
+	if _, ok := g.Broker(leader).Metadata().SubscriptionGroup("cg1"); ok {
 		t.Fatal("cg1 survived its deletion")
 	}
 

@@ -8,62 +8,51 @@ import (
 	"net/netip"
 	"path/filepath"
 	"sync"
-	"sync/atomic"
-	"time"
 
 	"github.com/hashicorp/go-hclog"
 
-	"github.com/raftmq/raftmq/commitlog"
-	"github.com/raftmq/raftmq/consumequeue"
+	"github.com/raftmq/raftmq/broker/meta"
 	"github.com/raftmq/raftmq/dledger"
-	"github.com/raftmq/raftmq/indexfile"
 	"github.com/raftmq/raftmq/remoting"
+	"github.com/raftmq/raftmq/store"
 )
 
 // Broker is one node of a broker group: the remoting server clients talk
-// to, on top of a dledger node whose FSM fills this node's consumequeues and
-// index.
+// to, on top of a dledger node that replicates the store's commitlog and
+// applies the group's metadata. It owns the node's parts and wires its
+// services together; each service gets what it uses (see New).
 type Broker struct {
-	cfg       Config
-	log       hclog.Logger
-	self      Peer
-	storeHost netip.AddrPort
+	cfg  Config
+	log  hclog.Logger
+	self Peer
 
+	store *store.Store
+	meta  *meta.State
 	node  *dledger.Node
-	clog  *commitlog.Log
-	cq    *consumequeue.Store
-	index *indexfile.Store
-	sinks *sinks
+	rep   *replica
 
 	rs     *remoting.Server
 	client *remoting.Client // to the leader (forwarding) and name servers
+	bg     *background
 
-	reg  registrar // register.go: name-server registration
-	puts putStats  // send.go: counters for runtime info
+	reg       *registrar
+	send      *sendService
+	pull      *pullService
+	offsets   *offsetCommitter
+	clients   *clientService
+	locks     *lockManager
+	scheduled *scheduled
+	timers    *timerScheduler
+	leader    *leaderTerms
+	runtime   *runtimeInfo
 
-	consumers     *consumerManager // clients.go: consumer groups on this node
-	producers     *producerManager // clients.go: producer groups on this node
-	retryCreating *flight          // clients.go: %RETRY% topic creations
-	offsetCommits *offsetCommitter // offsets_commit.go: coalesced offsets
-	heldPulls     atomic.Int64     // longpoll.go: pulls being held
-	delay         *delayService    // delay.go: delay levels and their schedulers
-	locks         *lockManager     // lock.go: orderly consumers' queue locks
-	timers        *timerService    // timer.go: the timer-message scheduler
-	delivered     atomic.Int64     // delay_scheduler.go: delayed/timer messages delivered as leader
-
-	stop    chan struct{}
-	stopped sync.Once
-	// bgMu orders starting background goroutines against Shutdown's
-	// wg.Wait: Serve may still be starting them when Shutdown runs.
-	bgMu     sync.Mutex
-	closing  bool
+	httpMu   sync.Mutex
 	httpAddr net.Addr
-	wg       sync.WaitGroup
-	hooks    []func() // run on shutdown, after the listener stops
+	stopped  sync.Once
 }
 
-// New opens the node's stores and starts its raft node; Serve starts the
-// client-facing listener.
+// New opens the node's store and metadata, starts its raft node and builds
+// its services; Serve starts the client-facing listener.
 func New(cfg Config) (*Broker, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, err
@@ -73,81 +62,47 @@ func New(cfg Config) (*Broker, error) {
 		log = hclog.NewNullLogger()
 	}
 	self, _ := cfg.self()
-	host, err := resolveAddrPort(self.RemotingAddr)
+	b := &Broker{cfg: cfg, log: log.Named("broker"), self: self, meta: meta.NewState(), bg: newBackground()}
+	st, err := store.Open(cfg.storeConfig())
 	if err != nil {
-		return nil, fmt.Errorf("broker: advertised address: %w", err)
+		return nil, fmt.Errorf("broker: %w", err)
 	}
-	b := &Broker{cfg: cfg, log: log.Named("broker"), self: self, storeHost: host, stop: make(chan struct{})}
-	if err := b.openStores(); err != nil {
-		b.closeStores()
-		return nil, err
-	}
-	if err := b.openNode(); err != nil {
-		b.closeStores()
-		return nil, err
-	}
+	b.store = st
 	if err := b.openRemoting(); err != nil {
+		b.closeStore()
+		return nil, err
+	}
+	b.reg = &registrar{meta: b.meta, cluster: cfg.Cluster, nameServers: cfg.NameServers, interval: cfg.RegisterInterval,
+		log: b.log, kick: make(chan struct{}, 1)}
+	if err := b.openNode(); err != nil {
+		_ = b.client.Close()
+		b.closeStore()
+		return nil, err
+	}
+	if err := b.build(); err != nil {
 		_ = b.node.Close()
-		b.closeStores()
+		_ = b.client.Close()
+		b.closeStore()
 		return nil, err
 	}
 	return b, nil
 }
 
-// resolveAddrPort turns host:port into an IP address and port (msgIds
-// carry the store host as 4 or 16 bytes).
-func resolveAddrPort(hostport string) (netip.AddrPort, error) {
-	if ap, err := netip.ParseAddrPort(hostport); err == nil {
-		return ap, nil
-	}
-	a, err := net.ResolveTCPAddr("tcp", hostport)
+func (b *Broker) openRemoting() error {
+	rcfg := b.cfg.Remoting
+	rcfg.Logger = b.log
+	rs, err := remoting.NewServer(rcfg)
 	if err != nil {
-		return netip.AddrPort{}, err
+		return err
 	}
-	return a.AddrPort(), nil
-}
-
-func (b *Broker) openStores() error {
-	cqc := consumequeue.DefaultConfig()
-	cqc.Dir = filepath.Join(b.cfg.DataDir, "consumequeue")
-	cqc.Logger = b.log
-	cq, err := consumequeue.Open(cqc)
+	ccfg := remoting.DefaultClientConfig()
+	ccfg.Logger = b.log
+	cl, err := remoting.NewClient(ccfg)
 	if err != nil {
-		return fmt.Errorf("broker: consumequeue: %w", err)
+		return err
 	}
-	b.cq = cq
-	ic := indexfile.DefaultConfig()
-	ic.Dir = filepath.Join(b.cfg.DataDir, "index")
-	ic.Logger = b.log
-	if b.cfg.IndexSlots > 0 {
-		ic.SlotNum = b.cfg.IndexSlots
-	}
-	if b.cfg.IndexEntries > 0 {
-		ic.IndexNum = b.cfg.IndexEntries
-	}
-	idx, err := indexfile.Open(ic)
-	if err != nil {
-		return fmt.Errorf("broker: index: %w", err)
-	}
-	b.index = idx
-	b.sinks = newSinks(b)
+	b.rs, b.client = rs, cl
 	return nil
-}
-
-func (b *Broker) closeStores() {
-	if b.index != nil {
-		if err := b.index.Close(); err != nil {
-			b.log.Error("closing index", "error", err)
-		}
-	}
-	if b.cq != nil {
-		if err := b.cq.Flush(); err != nil {
-			b.log.Error("flushing consumequeue", "error", err)
-		}
-		if err := b.cq.Close(); err != nil {
-			b.log.Error("closing consumequeue", "error", err)
-		}
-	}
 }
 
 func (b *Broker) openNode() error {
@@ -167,47 +122,107 @@ func (b *Broker) openNode() error {
 			rc.Peers = append(rc.Peers, dledger.Peer{ID: p.ID, Addr: p.RaftAddr})
 		}
 	}
-	clc := commitlog.DefaultConfig()
-	if rc.CommitLog != nil {
-		clc = *rc.CommitLog
-	}
-	clc.FlushMode = b.cfg.FlushMode
-	if b.cfg.SegmentSize > 0 {
-		clc.SegmentSize = b.cfg.SegmentSize
-	}
-	clc.Logger = b.log
-	rc.CommitLog = &clc
-	rc.QueueSink, rc.IndexSink = b.sinks, b.sinks
-	rc.OnLeaderChange = b.leaderChanged
+	rc.LogStore, rc.Dispatcher, rc.StateMachine = b.store.Log(), b.store, b.meta
+	rc.OnLeaderChange = b.reg.leaderChanged
 	rc.Logger = b.log
 	node, err := dledger.New(rc)
 	if err != nil {
 		return fmt.Errorf("broker: raft node: %w", err)
 	}
-	b.node, b.clog = node, node.CommitLog()
+	b.node = node
 	return nil
 }
 
-func (b *Broker) openRemoting() error {
-	rcfg := b.cfg.Remoting
-	rcfg.Logger = b.log
-	rs, err := remoting.NewServer(rcfg)
+// build constructs the services, each with what it uses, and installs
+// their request processors.
+func (b *Broker) build() error {
+	cfg := &b.cfg
+	host, err := resolveAddrPort(b.self.RemotingAddr)
+	if err != nil {
+		return fmt.Errorf("broker: advertised address: %w", err)
+	}
+	levels, err := ParseDelayLevels(cfg.MessageDelayLevel)
 	if err != nil {
 		return err
 	}
-	ccfg := remoting.DefaultClientConfig()
-	ccfg.Logger = b.log
-	cl, err := remoting.NewClient(ccfg)
-	if err != nil {
-		return err
+	rep := &replica{node: b.node, self: b.self, peers: cfg.Peers, group: cfg.BrokerName, client: b.client, forwardTimeout: cfg.ForwardTimeout}
+	tbl := &tables{node: b.node, autoCreate: cfg.AutoCreateTopic}
+	topics := &topicTable{meta: b.meta, rep: rep}
+	records := &recordBuilder{cluster: cfg.Cluster, storeHost: host, maxBody: cfg.MaxMessageSize, park: &parker{levels: levels}}
+	b.rep = rep
+	b.reg.rep, b.reg.tables = rep, tbl
+	b.offsets = newOffsetCommitter(rep, cfg.ForwardTimeout, b.log)
+	consumers := newConsumerManager()
+	b.locks = newLockManager(cfg.LockExpiry)
+	b.scheduled = &scheduled{rep: rep, store: b.store, meta: b.meta, records: records, log: b.log}
+	b.timers = &timerScheduler{scheduled: b.scheduled}
+	delays := &delayScheduler{scheduled: b.scheduled, levels: levels}
+	retries := &retryService{rep: rep, store: b.store, meta: b.meta, topics: topics, records: records}
+	b.send = &sendService{rep: rep, topics: topics, records: records, retries: retries, registered: b.reg.signal,
+		autoCreateOn: cfg.AutoCreateTopic, queueNums: cfg.DefaultQueueNums, log: b.log}
+	b.pull = &pullService{store: b.store, meta: b.meta, topics: topics, consumers: consumers, offsets: b.offsets,
+		longPoll: cfg.LongPollingEnabled, stop: b.bg.stop}
+	b.clients = &clientService{rep: rep, meta: b.meta, topics: topics, consumers: consumers, producers: newProducerManager(),
+		creating: newFlight(), registerAll: b.reg.registerAll, expiry: cfg.ClientChannelExpiry, log: b.log}
+	b.runtime = &runtimeInfo{rep: rep, store: b.store, puts: &b.send.puts, cluster: cfg.Cluster}
+	b.leader = &leaderTerms{node: b.node, services: append(delays.services(), leaderService{"timer", b.timers.run}),
+		onChange: b.locks.clear, log: b.log}
+	for _, s := range []interface{ register(mux) }{
+		b.send, b.pull, retries, b.clients, b.runtime,
+		&offsetService{rep: rep, store: b.store, meta: b.meta, committer: b.offsets},
+		&delayOffsets{meta: b.meta, levels: levels},
+		&lockService{rep: rep, locks: b.locks},
+		&topicAdmin{rep: rep, meta: b.meta, tables: tbl, cluster: cfg.Cluster, registerAll: b.reg.registerAll, log: b.log},
+		&groupAdmin{rep: rep, meta: b.meta, tables: tbl, log: b.log},
+		&queryAdmin{store: b.store, node: b.node},
+		&raftAdmin{rep: rep, log: b.log},
+	} {
+		s.register(b.rs)
 	}
-	b.rs, b.client = rs, cl
-	b.registerProcessors()
+	b.rs.OnConnClose(b.clients.connClosed)
 	return nil
+}
+
+// resolveAddrPort turns host:port into an IP address and port (msgIds
+// carry the store host as 4 or 16 bytes).
+func resolveAddrPort(hostport string) (netip.AddrPort, error) {
+	if ap, err := netip.ParseAddrPort(hostport); err == nil {
+		return ap, nil
+	}
+	a, err := net.ResolveTCPAddr("tcp", hostport)
+	if err != nil {
+		return netip.AddrPort{}, err
+	}
+	return a.AddrPort(), nil
+}
+
+func (b *Broker) closeStore() {
+	if err := b.store.Close(); err != nil {
+		b.log.Error("closing the store", "error", err)
+	}
+}
+
+// startBackground starts the node's periodic work once it serves.
+func (b *Broker) startBackground() {
+	b.store.Start()
+	b.reg.start(b.bg)
+	b.clients.start(b.bg)
+	b.bg.goRun(b.offsets.run)
+	b.bg.goRun(b.leader.loop)
+	b.startHTTP()
+	// The consumequeue and the index are not flushed on a timer: the raft
+	// log is the durable copy, the FSM syncs them before every snapshot
+	// (the point raft replays from) and replay fills in what a crash lost.
 }
 
 // Node is the broker's raft node (admin and tests).
 func (b *Broker) Node() *dledger.Node { return b.node }
+
+// Store is the node's message store (admin and tests).
+func (b *Broker) Store() *store.Store { return b.store }
+
+// Metadata is the node's applied metadata (admin and tests).
+func (b *Broker) Metadata() *meta.State { return b.meta }
 
 // AdvertisedAddr is the client-facing address other nodes, name servers
 // and clients use (this node's RemotingAddr in Peers).
@@ -215,6 +230,27 @@ func (b *Broker) AdvertisedAddr() string { return b.self.RemotingAddr }
 
 // Addr is the bound client-facing address once serving.
 func (b *Broker) Addr() net.Addr { return b.rs.Addr() }
+
+// HeldPulls returns how many pulls this node is holding (tests, metrics).
+func (b *Broker) HeldPulls() int64 { return b.pull.held.Load() }
+
+// PendingTimers is how many timer messages this node's wheel holds: the
+// undelivered timers when it leads, 0 on a follower.
+func (b *Broker) PendingTimers() int64 { return b.timers.pending.Load() }
+
+// CorrectMinOffsets moves the consumequeues' min offsets past the messages
+// commitlog retention removed, now (the store also does it every 10 s).
+func (b *Broker) CorrectMinOffsets() error { return b.store.CorrectMinOffsets() }
+
+// ConsumerSubscription returns the subscription expression a consumer
+// group's heartbeats announced for topic on this node (admin and tests).
+func (b *Broker) ConsumerSubscription(group, topic string) (expr string, ok bool) {
+	s := b.clients.consumers.subscription(group, topic)
+	if s == nil {
+		return "", false
+	}
+	return s.SubString, true
+}
 
 // Serve serves clients on ln until Shutdown.
 func (b *Broker) Serve(ln net.Listener) error {
@@ -231,60 +267,26 @@ func (b *Broker) ListenAndServe() error {
 	return b.Serve(ln)
 }
 
-// goBackground runs fn until Shutdown; fn must return when stop closes.
-func (b *Broker) goBackground(fn func(stop <-chan struct{})) {
-	b.bgMu.Lock()
-	defer b.bgMu.Unlock()
-	if b.closing {
-		return
-	}
-	b.wg.Add(1)
-	go func() {
-		defer b.wg.Done()
-		fn(b.stop)
-	}()
-}
-
-// every runs fn each interval until Shutdown.
-func (b *Broker) every(interval time.Duration, fn func()) {
-	b.goBackground(func(stop <-chan struct{}) {
-		t := time.NewTicker(interval)
-		defer t.Stop()
-		for {
-			select {
-			case <-stop:
-				return
-			case <-t.C:
-				fn()
-			}
-		}
-	})
-}
-
 // Shutdown stops serving, waits for in-flight requests until ctx ends,
-// stops the raft node and closes the stores.
+// stops the raft node and closes the store.
 func (b *Broker) Shutdown(ctx context.Context) error {
 	var errs []error
 	b.stopped.Do(func() {
-		b.unregisterAll(ctx)
-		b.bgMu.Lock()
-		b.closing = true
-		b.bgMu.Unlock()
-		close(b.stop)
+		b.reg.unregisterAll(ctx)
+		b.bg.stopAll()
 		if err := b.rs.Shutdown(ctx); err != nil && !errors.Is(err, remoting.ErrServerClosed) {
 			errs = append(errs, err)
 		}
-		b.wg.Wait()
-		for _, h := range b.hooks {
-			h()
-		}
+		b.bg.wait()
 		if err := b.client.Close(); err != nil {
 			errs = append(errs, err)
 		}
 		if err := b.node.Close(); err != nil {
 			errs = append(errs, err)
 		}
-		b.closeStores()
+		if err := b.store.Close(); err != nil {
+			errs = append(errs, err)
+		}
 	})
 	return errors.Join(errs...)
 }

@@ -19,6 +19,10 @@ import (
 	"encoding/json"
 	"time"
 
+	"github.com/hashicorp/go-hclog"
+
+	"github.com/raftmq/raftmq/broker/meta"
+	"github.com/raftmq/raftmq/protocol"
 	"github.com/raftmq/raftmq/remoting"
 )
 
@@ -30,51 +34,35 @@ const retryTopicTimeout = 2 * time.Second
 // maxClientScan caps the expiry scan interval (RocketMQ scans every 10 s).
 const maxClientScan = 10 * time.Second
 
-// heartbeatData is the HEART_BEAT body (RocketMQ's HeartbeatData).
-type heartbeatData struct {
-	ClientID        string         `json:"clientID"`
-	ProducerDataSet []producerData `json:"producerDataSet"`
-	ConsumerDataSet []consumerData `json:"consumerDataSet"`
+// clientService keeps the clients connected to this node.
+type clientService struct {
+	rep       *replica
+	meta      *meta.State
+	topics    *topicTable
+	consumers *consumerManager
+	producers *producerManager
+	creating  *flight // %RETRY% topic creations
+	// registerAll publishes routes now (a retry topic created here).
+	registerAll func(ctx context.Context)
+	expiry      time.Duration
+	log         hclog.Logger
 }
 
-type producerData struct {
-	GroupName string `json:"groupName"`
+func (s *clientService) register(m mux) {
+	m.HandleFunc(remoting.ReqHeartBeat, s.heartbeat)
+	m.HandleFunc(remoting.ReqUnregisterClient, s.unregisterClient)
+	m.HandleFunc(remoting.ReqGetConsumerListByGroup, s.consumerList)
 }
 
-type consumerData struct {
-	GroupName           string             `json:"groupName"`
-	ConsumeType         string             `json:"consumeType"`
-	MessageModel        string             `json:"messageModel"`
-	ConsumeFromWhere    string             `json:"consumeFromWhere"`
-	SubscriptionDataSet []subscriptionData `json:"subscriptionDataSet"`
-	UnitMode            bool               `json:"unitMode"`
+// start starts the expiry scan and the notification sender.
+func (s *clientService) start(bg *background) {
+	scan := min(maxClientScan, s.expiry/3)
+	bg.every(scan, s.expireClients)
+	bg.goRun(s.consumers.notifyLoop(s.meta, s.log))
 }
 
-// Message models, as RocketMQ's MessageModel names.
-const (
-	modelClustering   = "CLUSTERING"
-	modelBroadcasting = "BROADCASTING"
-)
-
-func (b *Broker) registerClients() {
-	b.consumers = newConsumerManager()
-	b.producers = newProducerManager()
-	b.retryCreating = newFlight()
-	b.handle(remoting.ReqHeartBeat, b.handleHeartbeat)
-	b.handle(remoting.ReqUnregisterClient, b.handleUnregisterClient)
-	b.handle(remoting.ReqGetConsumerListByGroup, b.handleGetConsumerList)
-	b.rs.OnConnClose(b.clientConnClosed)
-}
-
-// startClients starts the expiry scan and the notification sender.
-func (b *Broker) startClients() {
-	scan := min(maxClientScan, b.cfg.ClientChannelExpiry/3)
-	b.every(scan, b.expireClients)
-	b.goBackground(b.consumers.notifyLoop(b))
-}
-
-func (b *Broker) handleHeartbeat(ctx context.Context, c *remoting.Conn, req *remoting.Command) *remoting.Command {
-	var hb heartbeatData
+func (s *clientService) heartbeat(ctx context.Context, c *remoting.Conn, req *remoting.Command) *remoting.Command {
+	var hb protocol.HeartbeatData
 	if err := json.Unmarshal(req.Body, &hb); err != nil {
 		return errResponse(req, remoting.ResSystemError, "heartbeat body is not valid HeartbeatData JSON: %v", err)
 	}
@@ -86,26 +74,26 @@ func (b *Broker) handleHeartbeat(ctx context.Context, c *remoting.Conn, req *rem
 		if cd.GroupName == "" {
 			continue
 		}
-		if cd.MessageModel != modelBroadcasting {
-			b.ensureRetryTopic(ctx, cd.GroupName)
+		if cd.MessageModel != protocol.Broadcasting {
+			s.ensureRetryTopic(ctx, cd.GroupName)
 		}
 		subs := make(map[string]*subscription, len(cd.SubscriptionDataSet))
 		for _, sd := range cd.SubscriptionDataSet {
-			s := sd.parse()
-			subs[s.Topic] = s
+			sub := subscriptionOf(sd)
+			subs[sub.Topic] = sub
 		}
 		ch := &clientChannel{
 			clientID: hb.ClientID, conn: c, lastSeen: now,
 			consumeType: cd.ConsumeType, messageModel: cd.MessageModel, consumeFromWhere: cd.ConsumeFromWhere,
 		}
-		if b.consumers.register(cd.GroupName, ch, subs) {
-			b.log.Info("consumer joined", "group", cd.GroupName, "client", hb.ClientID, "remote", c.RemoteAddr().String())
-			b.consumers.queueNotify(cd.GroupName)
+		if s.consumers.register(cd.GroupName, ch, subs) {
+			s.log.Info("consumer joined", "group", cd.GroupName, "client", hb.ClientID, "remote", c.RemoteAddr().String())
+			s.consumers.queueNotify(cd.GroupName)
 		}
 	}
 	for _, pd := range hb.ProducerDataSet {
 		if pd.GroupName != "" {
-			b.producers.register(pd.GroupName, hb.ClientID, c, now)
+			s.producers.register(pd.GroupName, hb.ClientID, c, now)
 		}
 	}
 	return okResponse(req)
@@ -115,106 +103,84 @@ func (b *Broker) handleHeartbeat(ctx context.Context, c *remoting.Conn, req *rem
 // does not know it yet. Concurrent heartbeats of one group share one
 // creation. A failure is logged and the heartbeat still succeeds: the
 // client heartbeats again in 30 s and the creation is retried then.
-func (b *Broker) ensureRetryTopic(ctx context.Context, group string) {
-	name := RetryTopic(group)
-	if _, ok := b.topic(name); ok {
+func (s *clientService) ensureRetryTopic(ctx context.Context, group string) {
+	name := protocol.RetryTopic(group)
+	if _, ok := s.topics.topic(name); ok {
 		return
 	}
-	if err := ValidateTopic(name); err != nil {
-		b.log.Warn("consumer group name makes an invalid retry topic", "group", group, "error", err)
+	if err := protocol.ValidateTopic(name); err != nil {
+		s.log.Warn("consumer group name makes an invalid retry topic", "group", group, "error", err)
 		return
 	}
 	tc := retryTopicConfig(group)
-	if g, ok := b.node.Metadata().SubscriptionGroup(group); ok && g.RetryQueueNums > 0 {
+	if g, ok := s.meta.SubscriptionGroup(group); ok && g.RetryQueueNums > 0 {
 		tc.ReadQueueNums, tc.WriteQueueNums = g.RetryQueueNums, g.RetryQueueNums
 	}
 	ctx, cancel := context.WithTimeout(ctx, retryTopicTimeout)
 	defer cancel()
-	err := b.retryCreating.do(ctx, name, func() error {
-		if _, err := b.ensureTopic(ctx, tc); err != nil {
+	err := s.creating.do(ctx, name, func() error {
+		if _, err := s.topics.ensure(ctx, tc); err != nil {
 			return err
 		}
-		if b.node.IsLeader() {
+		if s.rep.isLeader() {
 			// Created here: publish the route before the client asks for
 			// it. (Through a follower, the leader's UPDATE_AND_CREATE_TOPIC
 			// registered before answering.)
-			b.registerAll(ctx)
+			s.registerAll(ctx)
 		}
 		return nil
 	})
 	if err != nil {
-		b.log.Warn("creating retry topic failed; the next heartbeat retries", "topic", name, "error", err)
+		s.log.Warn("creating retry topic failed; the next heartbeat retries", "topic", name, "error", err)
 	}
 }
 
-func (b *Broker) handleUnregisterClient(_ context.Context, c *remoting.Conn, req *remoting.Command) *remoting.Command {
+func (s *clientService) unregisterClient(_ context.Context, c *remoting.Conn, req *remoting.Command) *remoting.Command {
 	clientID := req.ExtFields["clientID"]
 	if clientID == "" {
 		return errResponse(req, remoting.ResSystemError, "the custom field <clientID> is null")
 	}
 	if g := req.ExtFields["producerGroup"]; g != "" {
-		b.producers.unregister(g, clientID)
+		s.producers.unregister(g, clientID)
 	}
 	if g := req.ExtFields["consumerGroup"]; g != "" {
-		if b.consumers.unregister(g, clientID) {
-			b.log.Info("consumer unregistered", "group", g, "client", clientID)
-			b.consumers.queueNotify(g)
+		if s.consumers.unregister(g, clientID) {
+			s.log.Info("consumer unregistered", "group", g, "client", clientID)
+			s.consumers.queueNotify(g)
 		}
 	}
 	return okResponse(req)
 }
 
-// consumerListBody is GET_CONSUMER_LIST_BY_GROUP's answer
-// (GetConsumerListByGroupResponseBody).
-type consumerListBody struct {
-	ConsumerIDList []string `json:"consumerIdList"`
-}
-
-func (b *Broker) handleGetConsumerList(_ context.Context, _ *remoting.Conn, req *remoting.Command) *remoting.Command {
+func (s *clientService) consumerList(_ context.Context, _ *remoting.Conn, req *remoting.Command) *remoting.Command {
 	group := req.ExtFields["consumerGroup"]
 	if group == "" {
 		return errResponse(req, remoting.ResSystemError, "the custom field <consumerGroup> is null")
 	}
-	ids := b.consumers.clientIDs(group)
+	ids := s.consumers.clientIDs(group)
 	if len(ids) == 0 {
 		return errResponse(req, remoting.ResSystemError, "no consumer for this group, %s", group)
 	}
-	body, err := json.Marshal(consumerListBody{ConsumerIDList: ids})
-	if err != nil {
-		return errResponse(req, remoting.ResSystemError, "encoding consumer list: %v", err)
-	}
-	resp := okResponse(req)
-	resp.Body = body
-	return resp
+	return jsonResponse(req, protocol.ConsumerListBody{ConsumerIDList: ids})
 }
 
-// clientConnClosed drops the state of the clients on c and tells the
-// remaining members of their groups. It runs on the closing goroutine and
-// only queues the notifications.
-func (b *Broker) clientConnClosed(c *remoting.Conn) {
-	for _, g := range b.consumers.dropConn(c) {
-		b.log.Info("consumer connection closed", "group", g, "remote", c.RemoteAddr().String())
-		b.consumers.queueNotify(g)
+// connClosed drops the state of the clients on c and tells the remaining
+// members of their groups. It runs on the closing goroutine and only
+// queues the notifications.
+func (s *clientService) connClosed(c *remoting.Conn) {
+	for _, g := range s.consumers.dropConn(c) {
+		s.log.Info("consumer connection closed", "group", g, "remote", c.RemoteAddr().String())
+		s.consumers.queueNotify(g)
 	}
-	b.producers.dropConn(c)
+	s.producers.dropConn(c)
 }
 
 // expireClients drops clients whose heartbeats stopped.
-func (b *Broker) expireClients() {
-	cutoff := time.Now().Add(-b.cfg.ClientChannelExpiry)
-	for _, g := range b.consumers.expire(cutoff) {
-		b.log.Info("consumer heartbeats expired", "group", g)
-		b.consumers.queueNotify(g)
+func (s *clientService) expireClients() {
+	cutoff := time.Now().Add(-s.expiry)
+	for _, g := range s.consumers.expire(cutoff) {
+		s.log.Info("consumer heartbeats expired", "group", g)
+		s.consumers.queueNotify(g)
 	}
-	b.producers.expire(cutoff)
-}
-
-// ConsumerSubscription returns the subscription expression a consumer
-// group's heartbeats announced for topic on this node (admin and tests).
-func (b *Broker) ConsumerSubscription(group, topic string) (expr string, ok bool) {
-	s := b.consumers.subscription(group, topic)
-	if s == nil {
-		return "", false
-	}
-	return s.SubString, true
+	s.producers.expire(cutoff)
 }

@@ -6,6 +6,9 @@ import (
 	"sync"
 	"time"
 
+	"github.com/hashicorp/go-hclog"
+
+	"github.com/raftmq/raftmq/broker/meta"
 	"github.com/raftmq/raftmq/remoting"
 )
 
@@ -193,8 +196,9 @@ func (m *consumerManager) takeQueued() []string {
 	return q
 }
 
-// notifyLoop sends the queued notifications until stop.
-func (m *consumerManager) notifyLoop(b *Broker) func(stop <-chan struct{}) {
+// notifyLoop sends the queued notifications until stop, unless a group's
+// configuration turned them off.
+func (m *consumerManager) notifyLoop(groups *meta.State, log hclog.Logger) func(stop <-chan struct{}) {
 	return func(stop <-chan struct{}) {
 		for {
 			select {
@@ -203,7 +207,10 @@ func (m *consumerManager) notifyLoop(b *Broker) func(stop <-chan struct{}) {
 			case <-m.wake:
 			}
 			for _, g := range m.takeQueued() {
-				m.notify(b, g)
+				if cfg, ok := groups.SubscriptionGroup(g); ok && !cfg.NotifyConsumerIdsChangedEnable {
+					continue
+				}
+				m.notify(g, log)
 			}
 		}
 	}
@@ -211,17 +218,14 @@ func (m *consumerManager) notifyLoop(b *Broker) func(stop <-chan struct{}) {
 
 // notify tells every client of group that its membership changed, as
 // RocketMQ's Broker2Client.notifyConsumerIdsChanged: a oneway request.
-func (m *consumerManager) notify(b *Broker, group string) {
-	if cfg, ok := b.node.Metadata().SubscriptionGroup(group); ok && !cfg.NotifyConsumerIdsChangedEnable {
-		return
-	}
+func (m *consumerManager) notify(group string, log hclog.Logger) {
 	for _, c := range m.conns(group) {
 		req := remoting.NewRequest(remoting.ReqNotifyConsumerIDsChanged, map[string]string{"consumerGroup": group}, nil)
 		ctx, cancel := context.WithTimeout(context.Background(), notifyTimeout)
 		err := c.SendOneway(ctx, req)
 		cancel()
 		if err != nil {
-			b.log.Debug("notify consumer ids changed failed", "group", group, "remote", c.RemoteAddr().String(), "error", err)
+			log.Debug("notify consumer ids changed failed", "group", group, "remote", c.RemoteAddr().String(), "error", err)
 		}
 	}
 }

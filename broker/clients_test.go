@@ -10,6 +10,7 @@ import (
 
 	"github.com/raftmq/raftmq/broker"
 	"github.com/raftmq/raftmq/broker/brokertest"
+	"github.com/raftmq/raftmq/protocol"
 	"github.com/raftmq/raftmq/remoting"
 )
 
@@ -86,8 +87,8 @@ func TestHeartbeatCreatesRetryTopic(t *testing.T) {
 		group := fmt.Sprintf("hbgroup%d", node)
 		c := newConsumerClient(t, fmt.Sprintf("10.1.1.1@%d", node))
 		c.heartbeat(t, g, node, group, topic)
-		retry := broker.RetryTopic(group)
-		if _, ok := g.Broker(leader).Node().Metadata().Topic(retry); !ok {
+		retry := protocol.RetryTopic(group)
+		if _, ok := g.Broker(leader).Metadata().Topic(retry); !ok {
 			t.Fatalf("heartbeat on node %d answered before %s existed", node, retry)
 		}
 		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)

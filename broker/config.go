@@ -9,9 +9,9 @@ import (
 
 	"github.com/hashicorp/go-hclog"
 
-	"github.com/raftmq/raftmq/commitlog"
 	"github.com/raftmq/raftmq/dledger"
 	"github.com/raftmq/raftmq/remoting"
+	"github.com/raftmq/raftmq/store"
 )
 
 // Peer is one node of the broker group: its raft identity and the two
@@ -61,17 +61,18 @@ type Config struct {
 	HTTPAddr string
 	// RaftListen is the raft bind address; empty means this node's RaftAddr.
 	RaftListen string
-	// DataDir holds raft state, the commitlog, consumequeues and indexes.
+	// DataDir holds raft state (raft/) and the message store (commitlog/,
+	// consumequeue/, index/).
 	DataDir string
 	// NameServers are the name servers to register with ("host:port").
 	NameServers []string
 	// RegisterInterval is how often to re-register (RocketMQ: 30 s).
 	RegisterInterval time.Duration
 
-	// FlushMode is commitlog.SyncFlush (default) or commitlog.AsyncFlush.
-	FlushMode commitlog.FlushMode
-	// SegmentSize of commitlog files (default 1 GiB).
-	SegmentSize int64
+	// Store configures the message store: Store.CommitLog.FlushMode
+	// (SYNC_FLUSH by default) and SegmentSize (1 GiB), retention, the
+	// index geometry. Store.Dir defaults to DataDir.
+	Store store.Config
 
 	// AutoCreateTopic creates unknown topics on first send through the
 	// default topic TBW102, as RocketMQ's autoCreateTopicEnable.
@@ -98,10 +99,6 @@ type Config struct {
 	// 60 s).
 	LockExpiry time.Duration
 
-	// IndexSlots and IndexEntries override the index file geometry
-	// (5,000,000 / 20,000,000); tests use small files.
-	IndexSlots, IndexEntries int
-
 	// Raft tunes the group; nil means dledger.DefaultConfig()'s timeouts.
 	Raft *dledger.Config
 	// Remoting configures the client-facing listener.
@@ -118,8 +115,7 @@ func DefaultConfig() Config {
 		BrokerName:          "broker-a",
 		ListenAddr:          ":10911",
 		RegisterInterval:    30 * time.Second,
-		FlushMode:           commitlog.SyncFlush,
-		SegmentSize:         1 << 30,
+		Store:               store.DefaultConfig(),
 		AutoCreateTopic:     false,
 		DefaultQueueNums:    4,
 		MaxMessageSize:      4 << 20,
@@ -179,7 +175,23 @@ func (c Config) Validate() error {
 	if err := c.Remoting.Validate(); err != nil {
 		errs = append(errs, err)
 	}
+	if err := c.storeConfig().Validate(); err != nil {
+		errs = append(errs, err)
+	}
 	return errors.Join(errs...)
+}
+
+// storeConfig is Store with its defaults from the broker's: Dir from
+// DataDir, the broker's logger.
+func (c Config) storeConfig() store.Config {
+	sc := c.Store
+	if sc.Dir == "" {
+		sc.Dir = c.DataDir
+	}
+	if sc.Logger == nil {
+		sc.Logger = c.Logger
+	}
+	return sc
 }
 
 // self is this node's entry in Peers.

@@ -35,8 +35,8 @@ func (b *Broker) HTTPHandler() http.Handler {
 
 // HTTPAddr is the bound HTTP address once serving, nil when HTTP is off.
 func (b *Broker) HTTPAddr() net.Addr {
-	b.bgMu.Lock()
-	defer b.bgMu.Unlock()
+	b.httpMu.Lock()
+	defer b.httpMu.Unlock()
 	return b.httpAddr
 }
 
@@ -51,11 +51,11 @@ func (b *Broker) startHTTP() {
 		b.log.Error("HTTP listener", "addr", b.cfg.HTTPAddr, "error", err)
 		return
 	}
-	b.bgMu.Lock()
+	b.httpMu.Lock()
 	b.httpAddr = ln.Addr()
-	b.bgMu.Unlock()
+	b.httpMu.Unlock()
 	srv := &http.Server{Handler: b.HTTPHandler(), ReadHeaderTimeout: 5 * time.Second}
-	b.goBackground(func(stop <-chan struct{}) {
+	b.bg.goRun(func(stop <-chan struct{}) {
 		done := make(chan error, 1)
 		go func() { done <- srv.Serve(ln) }()
 		select {
@@ -97,7 +97,7 @@ var metricGauges = map[string]string{
 }
 
 func (b *Broker) metrics(w http.ResponseWriter, _ *http.Request) {
-	t := b.runtimeTable()
+	t := b.runtime.table()
 	labels := fmt.Sprintf(`{cluster=%q,broker=%q,node=%q}`, b.cfg.Cluster, b.cfg.BrokerName, b.self.ID)
 	names := make([]string, 0, len(metricGauges))
 	for n := range metricGauges {

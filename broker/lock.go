@@ -21,21 +21,9 @@ import (
 	"sync"
 	"time"
 
+	"github.com/raftmq/raftmq/protocol"
 	"github.com/raftmq/raftmq/remoting"
 )
-
-// lockMQ is one message queue of a lock body (RocketMQ's MessageQueue).
-type lockMQ struct {
-	Topic      string `json:"topic"`
-	BrokerName string `json:"brokerName"`
-	QueueID    int    `json:"queueId"`
-}
-
-type lockBody struct {
-	ConsumerGroup string   `json:"consumerGroup"`
-	ClientID      string   `json:"clientId"`
-	MQSet         []lockMQ `json:"mqSet"`
-}
 
 type lockEntry struct {
 	clientID string
@@ -47,24 +35,24 @@ type lockManager struct {
 	expiry time.Duration
 	now    func() time.Time
 	mu     sync.Mutex
-	groups map[string]map[lockMQ]*lockEntry
+	groups map[string]map[protocol.MessageQueue]*lockEntry
 }
 
 func newLockManager(expiry time.Duration) *lockManager {
-	return &lockManager{expiry: expiry, now: time.Now, groups: map[string]map[lockMQ]*lockEntry{}}
+	return &lockManager{expiry: expiry, now: time.Now, groups: map[string]map[protocol.MessageQueue]*lockEntry{}}
 }
 
 // tryLock grants or renews the locks of mqs it can and returns those.
-func (m *lockManager) tryLock(group, clientID string, mqs []lockMQ) []lockMQ {
+func (m *lockManager) tryLock(group, clientID string, mqs []protocol.MessageQueue) []protocol.MessageQueue {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	now := m.now()
 	locks := m.groups[group]
 	if locks == nil {
-		locks = map[lockMQ]*lockEntry{}
+		locks = map[protocol.MessageQueue]*lockEntry{}
 		m.groups[group] = locks
 	}
-	granted := make([]lockMQ, 0, len(mqs))
+	granted := make([]protocol.MessageQueue, 0, len(mqs))
 	for _, mq := range mqs {
 		e := locks[mq]
 		if e != nil && e.clientID != clientID && now.Sub(e.renewed) <= m.expiry {
@@ -77,7 +65,7 @@ func (m *lockManager) tryLock(group, clientID string, mqs []lockMQ) []lockMQ {
 }
 
 // unlock releases clientID's locks among mqs.
-func (m *lockManager) unlock(group, clientID string, mqs []lockMQ) {
+func (m *lockManager) unlock(group, clientID string, mqs []protocol.MessageQueue) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	locks := m.groups[group]
@@ -95,17 +83,22 @@ func (m *lockManager) unlock(group, clientID string, mqs []lockMQ) {
 func (m *lockManager) clear() {
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	m.groups = map[string]map[lockMQ]*lockEntry{}
+	m.groups = map[string]map[protocol.MessageQueue]*lockEntry{}
 }
 
-func (b *Broker) registerLocks() {
-	b.locks = newLockManager(b.cfg.LockExpiry)
-	b.handle(remoting.ReqLockBatchMQ, b.lockBatch)
-	b.handle(remoting.ReqUnlockBatchMQ, b.unlockBatch)
+// lockService serves the queue-lock codes on the leader.
+type lockService struct {
+	rep   *replica
+	locks *lockManager
 }
 
-func parseLockBody(req *remoting.Command) (lockBody, *remoting.Command) {
-	var body lockBody
+func (s *lockService) register(m mux) {
+	m.HandleFunc(remoting.ReqLockBatchMQ, s.rep.leaderOnly(s.lockBatch))
+	m.HandleFunc(remoting.ReqUnlockBatchMQ, s.rep.leaderOnly(s.unlockBatch))
+}
+
+func parseLockBody(req *remoting.Command) (protocol.LockBatchRequest, *remoting.Command) {
+	var body protocol.LockBatchRequest
 	if err := json.Unmarshal(req.Body, &body); err != nil {
 		return body, errResponse(req, remoting.ResSystemError, "bad lock batch body: %v", err)
 	}
@@ -115,26 +108,20 @@ func parseLockBody(req *remoting.Command) (lockBody, *remoting.Command) {
 	return body, nil
 }
 
-func (b *Broker) lockBatch(ctx context.Context, _ *remoting.Conn, req *remoting.Command) *remoting.Command {
-	if !b.node.IsLeader() {
-		return b.forward(ctx, req)
-	}
+func (s *lockService) lockBatch(_ context.Context, _ *remoting.Conn, req *remoting.Command) *remoting.Command {
 	body, resp := parseLockBody(req)
 	if resp != nil {
 		return resp
 	}
-	granted := b.locks.tryLock(body.ConsumerGroup, body.ClientID, body.MQSet)
-	return jsonResponse(req, map[string][]lockMQ{"lockOKMQSet": granted})
+	granted := s.locks.tryLock(body.ConsumerGroup, body.ClientID, body.MQSet)
+	return jsonResponse(req, protocol.LockBatchResponse{LockOKMQSet: granted})
 }
 
-func (b *Broker) unlockBatch(ctx context.Context, _ *remoting.Conn, req *remoting.Command) *remoting.Command {
-	if !b.node.IsLeader() {
-		return b.forward(ctx, req)
-	}
+func (s *lockService) unlockBatch(_ context.Context, _ *remoting.Conn, req *remoting.Command) *remoting.Command {
 	body, resp := parseLockBody(req)
 	if resp != nil {
 		return resp
 	}
-	b.locks.unlock(body.ConsumerGroup, body.ClientID, body.MQSet)
+	s.locks.unlock(body.ConsumerGroup, body.ClientID, body.MQSet)
 	return okResponse(req)
 }

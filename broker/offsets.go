@@ -23,41 +23,27 @@ import (
 	"context"
 	"strconv"
 
-	"github.com/raftmq/raftmq/consumequeue"
-	"github.com/raftmq/raftmq/dledger"
-	"github.com/raftmq/raftmq/message"
+	"github.com/raftmq/raftmq/broker/meta"
+	"github.com/raftmq/raftmq/protocol"
 	"github.com/raftmq/raftmq/remoting"
+	"github.com/raftmq/raftmq/store"
 )
 
-// storeTimePrefix is enough of a record to hold STORETIMESTAMP with
-// IPv6 hosts.
-const storeTimePrefix = 128
-
-func (b *Broker) registerOffsets() {
-	b.offsetCommits = newOffsetCommitter(b)
-	b.handle(remoting.ReqQueryConsumerOffset, b.handleQueryConsumerOffset)
-	b.handle(remoting.ReqUpdateConsumerOffset, b.handleUpdateConsumerOffset)
-	b.handle(remoting.ReqGetMaxOffset, b.handleGetMaxOffset)
-	b.handle(remoting.ReqGetMinOffset, b.handleGetMinOffset)
-	b.handle(remoting.ReqSearchOffsetByTimestamp, b.handleSearchOffset)
-	b.handle(remoting.ReqGetEarliestMsgStoreTime, b.handleEarliestStoreTime)
+// offsetService serves the offset codes.
+type offsetService struct {
+	rep       *replica
+	store     *store.Store
+	meta      *meta.State
+	committer *offsetCommitter
 }
 
-// startOffsets starts the offset commit loop.
-func (b *Broker) startOffsets() { b.goBackground(b.offsetCommits.run) }
-
-// parseOffsetKey reads consumerGroup, topic and queueId.
-func parseOffsetKey(ext map[string]string) (dledger.OffsetKey, error) {
-	p := headerParser{ext: ext}
-	k := dledger.OffsetKey{Group: p.str("consumerGroup"), Topic: p.str("topic"), QueueID: int32(p.int("queueId", 32, true))}
-	return k, p.err
-}
-
-// parseQueue reads topic and queueId.
-func parseQueue(ext map[string]string) (string, int32, error) {
-	p := headerParser{ext: ext}
-	topic, id := p.str("topic"), int32(p.int("queueId", 32, true))
-	return topic, id, p.err
+func (s *offsetService) register(m mux) {
+	m.HandleFunc(remoting.ReqQueryConsumerOffset, s.queryConsumerOffset)
+	m.HandleFunc(remoting.ReqUpdateConsumerOffset, s.updateConsumerOffset)
+	m.HandleFunc(remoting.ReqGetMaxOffset, s.maxOffset)
+	m.HandleFunc(remoting.ReqGetMinOffset, s.minOffset)
+	m.HandleFunc(remoting.ReqSearchOffsetByTimestamp, s.searchOffset)
+	m.HandleFunc(remoting.ReqGetEarliestMsgStoreTime, s.earliestStoreTime)
 }
 
 func offsetResponse(req *remoting.Command, key string, v int64) *remoting.Command {
@@ -66,128 +52,80 @@ func offsetResponse(req *remoting.Command, key string, v int64) *remoting.Comman
 	return resp
 }
 
-func (b *Broker) handleQueryConsumerOffset(_ context.Context, _ *remoting.Conn, req *remoting.Command) *remoting.Command {
-	k, err := parseOffsetKey(req.ExtFields)
+func offsetKey(h protocol.ConsumerOffsetHeader) meta.OffsetKey {
+	return meta.OffsetKey{Group: h.ConsumerGroup, Topic: h.Topic, QueueID: h.QueueID}
+}
+
+func (s *offsetService) queryConsumerOffset(_ context.Context, _ *remoting.Conn, req *remoting.Command) *remoting.Command {
+	h, err := protocol.DecodeConsumerOffsetHeader(req.ExtFields, false)
 	if err != nil {
 		return errResponse(req, remoting.ResSystemError, "%v", err)
 	}
-	if off, ok := b.offsetCommits.lookup(k); ok {
+	k := offsetKey(h)
+	if off, ok := s.committer.lookup(k); ok {
 		return offsetResponse(req, "offset", off)
 	}
-	if off, ok := b.node.Metadata().ConsumerOffset(k); ok {
+	if off, ok := s.meta.ConsumerOffset(k); ok {
 		return offsetResponse(req, "offset", off)
 	}
-	if b.firstMessageStored(k.Topic, k.QueueID) {
+	if s.store.FirstMessageStored(k.Topic, k.QueueID) {
 		return offsetResponse(req, "offset", 0)
 	}
 	return errResponse(req, remoting.ResQueryNotFound, "Not found, V3_0_6_SNAPSHOT maybe this group consumer boot first")
 }
 
-// firstMessageStored reports whether a queue starts at offset 0 and its
-// first message (if any) is still in the commitlog.
-func (b *Broker) firstMessageStored(topic string, queueID int32) bool {
-	q, ok := b.cq.Lookup(topic, queueID)
-	if !ok {
-		return true
-	}
-	if q.MinOffset() > 0 {
-		return false
-	}
-	e, err := q.Get(0)
-	if err != nil {
-		return q.MaxOffset() == 0
-	}
-	_, err = b.clog.ReadMessage(nil, e.CommitOffset, int(min(e.Size, storeTimePrefix)))
-	return err == nil
-}
-
-func (b *Broker) handleUpdateConsumerOffset(ctx context.Context, _ *remoting.Conn, req *remoting.Command) *remoting.Command {
+func (s *offsetService) updateConsumerOffset(ctx context.Context, _ *remoting.Conn, req *remoting.Command) *remoting.Command {
 	if req.ExtFields[extOffsetBatch] != "" {
-		if !b.node.IsLeader() {
-			return b.forward(ctx, req)
+		if !s.rep.isLeader() {
+			return s.rep.forward(ctx, req)
 		}
-		return b.commitBatch(ctx, req)
+		return s.committer.commitForwarded(ctx, req)
 	}
-	k, err := parseOffsetKey(req.ExtFields)
+	h, err := protocol.DecodeConsumerOffsetHeader(req.ExtFields, true)
 	if err != nil {
 		return errResponse(req, remoting.ResSystemError, "%v", err)
 	}
-	p := headerParser{ext: req.ExtFields}
-	off := p.int("commitOffset", 64, true)
-	if p.err != nil {
-		return errResponse(req, remoting.ResSystemError, "%v", p.err)
-	}
-	b.offsetCommits.update(k, off)
+	s.committer.update(offsetKey(h), h.CommitOffset)
 	return okResponse(req)
 }
 
-func (b *Broker) handleGetMaxOffset(_ context.Context, _ *remoting.Conn, req *remoting.Command) *remoting.Command {
-	topic, id, err := parseQueue(req.ExtFields)
+func (s *offsetService) maxOffset(_ context.Context, _ *remoting.Conn, req *remoting.Command) *remoting.Command {
+	q, err := protocol.DecodeQueueHeader(req.ExtFields)
 	if err != nil {
 		return errResponse(req, remoting.ResSystemError, "%v", err)
 	}
-	var off int64
-	if q, ok := b.cq.Lookup(topic, id); ok {
-		off = q.MaxOffset()
-	}
-	return offsetResponse(req, "offset", off)
+	return offsetResponse(req, "offset", s.store.MaxOffset(q.Topic, q.QueueID))
 }
 
-func (b *Broker) handleGetMinOffset(_ context.Context, _ *remoting.Conn, req *remoting.Command) *remoting.Command {
-	topic, id, err := parseQueue(req.ExtFields)
+func (s *offsetService) minOffset(_ context.Context, _ *remoting.Conn, req *remoting.Command) *remoting.Command {
+	q, err := protocol.DecodeQueueHeader(req.ExtFields)
 	if err != nil {
 		return errResponse(req, remoting.ResSystemError, "%v", err)
 	}
-	var off int64
-	if q, ok := b.cq.Lookup(topic, id); ok {
-		off = q.MinOffset()
-	}
-	return offsetResponse(req, "offset", off)
+	return offsetResponse(req, "offset", s.store.MinOffset(q.Topic, q.QueueID))
 }
 
-func (b *Broker) handleSearchOffset(_ context.Context, _ *remoting.Conn, req *remoting.Command) *remoting.Command {
-	topic, id, err := parseQueue(req.ExtFields)
-	p := headerParser{ext: req.ExtFields}
-	ts := p.int("timestamp", 64, true)
+func (s *offsetService) searchOffset(_ context.Context, _ *remoting.Conn, req *remoting.Command) *remoting.Command {
+	q, err := protocol.DecodeQueueHeader(req.ExtFields)
+	h := protocol.ReadHeader(req.ExtFields)
+	ts := h.Int64("timestamp")
 	if err == nil {
-		err = p.err
+		err = h.Err()
 	}
 	if err != nil {
 		return errResponse(req, remoting.ResSystemError, "%v", err)
 	}
-	q, ok := b.cq.Lookup(topic, id)
-	if !ok {
-		return offsetResponse(req, "offset", 0)
-	}
-	off, err := q.SearchByTimestamp(ts, b.storeTime)
+	off, err := s.store.SearchOffsetByTimestamp(q.Topic, q.QueueID, ts)
 	if err != nil {
-		return errResponse(req, remoting.ResSystemError, "searching %s/%d by timestamp: %v", topic, id, err)
+		return errResponse(req, remoting.ResSystemError, "searching %s/%d by timestamp: %v", q.Topic, q.QueueID, err)
 	}
 	return offsetResponse(req, "offset", off)
 }
 
-func (b *Broker) handleEarliestStoreTime(_ context.Context, _ *remoting.Conn, req *remoting.Command) *remoting.Command {
-	topic, id, err := parseQueue(req.ExtFields)
+func (s *offsetService) earliestStoreTime(_ context.Context, _ *remoting.Conn, req *remoting.Command) *remoting.Command {
+	q, err := protocol.DecodeQueueHeader(req.ExtFields)
 	if err != nil {
 		return errResponse(req, remoting.ResSystemError, "%v", err)
 	}
-	ts := int64(-1)
-	if q, ok := b.cq.Lookup(topic, id); ok {
-		if e, err := q.Get(q.MinOffset()); err == nil {
-			if t, err := b.storeTime(e); err == nil {
-				ts = t
-			}
-		}
-	}
-	return offsetResponse(req, "timestamp", ts)
-}
-
-// storeTime reads a message's store timestamp from its record.
-func (b *Broker) storeTime(e consumequeue.Entry) (int64, error) {
-	var buf [storeTimePrefix]byte
-	rec, err := b.clog.ReadMessage(buf[:0], e.CommitOffset, int(min(e.Size, storeTimePrefix)))
-	if err != nil {
-		return 0, err
-	}
-	return message.RecordStoreTimestamp(rec)
+	return offsetResponse(req, "timestamp", s.store.EarliestMessageTime(q.Topic, q.QueueID))
 }

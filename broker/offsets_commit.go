@@ -4,11 +4,14 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"sort"
+	"slices"
 	"sync"
 	"sync/atomic"
 	"time"
 
+	"github.com/hashicorp/go-hclog"
+
+	"github.com/raftmq/raftmq/broker/meta"
 	"github.com/raftmq/raftmq/dledger"
 	"github.com/raftmq/raftmq/remoting"
 )
@@ -47,21 +50,25 @@ type batchOffset struct {
 
 // offsetCommitter is the node's table of offsets waiting to be committed.
 type offsetCommitter struct {
-	b       *Broker
+	rep          *replica
+	flushTimeout time.Duration
+	log          hclog.Logger
+
 	mu      sync.Mutex
-	pending map[dledger.OffsetKey]int64
+	pending map[meta.OffsetKey]int64
 	kick    chan struct{}
 	// flushes counts the batches written or forwarded (tests, metrics).
 	flushes atomic.Int64
 	failing bool // only run's goroutine touches it
 }
 
-func newOffsetCommitter(b *Broker) *offsetCommitter {
-	return &offsetCommitter{b: b, pending: map[dledger.OffsetKey]int64{}, kick: make(chan struct{}, 1)}
+func newOffsetCommitter(rep *replica, flushTimeout time.Duration, log hclog.Logger) *offsetCommitter {
+	return &offsetCommitter{rep: rep, flushTimeout: flushTimeout, log: log,
+		pending: map[meta.OffsetKey]int64{}, kick: make(chan struct{}, 1)}
 }
 
 // update records an offset to commit; it never blocks.
-func (o *offsetCommitter) update(k dledger.OffsetKey, off int64) {
+func (o *offsetCommitter) update(k meta.OffsetKey, off int64) {
 	o.mu.Lock()
 	o.pending[k] = off
 	n := len(o.pending)
@@ -75,7 +82,7 @@ func (o *offsetCommitter) update(k dledger.OffsetKey, off int64) {
 }
 
 // lookup returns an offset that is pending on this node.
-func (o *offsetCommitter) lookup(k dledger.OffsetKey) (int64, bool) {
+func (o *offsetCommitter) lookup(k meta.OffsetKey) (int64, bool) {
 	o.mu.Lock()
 	defer o.mu.Unlock()
 	off, ok := o.pending[k]
@@ -96,21 +103,21 @@ func (o *offsetCommitter) run(stop <-chan struct{}) {
 		case <-t.C:
 		case <-o.kick:
 		}
-		ctx, cancel := context.WithTimeout(context.Background(), o.b.cfg.ForwardTimeout)
+		ctx, cancel := context.WithTimeout(context.Background(), o.flushTimeout)
 		o.flush(ctx)
 		cancel()
 	}
 }
 
-func (o *offsetCommitter) take() []dledger.ConsumerOffset {
+func (o *offsetCommitter) take() []meta.ConsumerOffset {
 	o.mu.Lock()
 	defer o.mu.Unlock()
 	if len(o.pending) == 0 {
 		return nil
 	}
-	out := make([]dledger.ConsumerOffset, 0, len(o.pending))
+	out := make([]meta.ConsumerOffset, 0, len(o.pending))
 	for k, v := range o.pending {
-		out = append(out, dledger.ConsumerOffset{OffsetKey: k, Offset: v})
+		out = append(out, meta.ConsumerOffset{OffsetKey: k, Offset: v})
 	}
 	clear(o.pending)
 	return out
@@ -118,7 +125,7 @@ func (o *offsetCommitter) take() []dledger.ConsumerOffset {
 
 // requeue puts offsets that failed to commit back, unless a newer value
 // arrived meanwhile.
-func (o *offsetCommitter) requeue(offs []dledger.ConsumerOffset) {
+func (o *offsetCommitter) requeue(offs []meta.ConsumerOffset) {
 	o.mu.Lock()
 	defer o.mu.Unlock()
 	for _, c := range offs {
@@ -133,7 +140,15 @@ func (o *offsetCommitter) flush(ctx context.Context) {
 	if len(offs) == 0 {
 		return
 	}
-	sort.Slice(offs, func(i, j int) bool { return offsetLess(offs[i].OffsetKey, offs[j].OffsetKey) })
+	slices.SortFunc(offs, func(a, b meta.ConsumerOffset) int {
+		if a.OffsetKey.Less(b.OffsetKey) {
+			return -1
+		}
+		if b.OffsetKey.Less(a.OffsetKey) {
+			return 1
+		}
+		return 0
+	})
 	for len(offs) > 0 {
 		n := min(len(offs), offsetMaxPerEntry)
 		part := offs[:n]
@@ -141,7 +156,7 @@ func (o *offsetCommitter) flush(ctx context.Context) {
 		o.flushes.Add(1)
 		if err := o.commit(ctx, part); err != nil {
 			if !o.failing {
-				o.b.log.Warn("committing consumer offsets failed; retrying at each flush", "offsets", len(part), "error", err)
+				o.log.Warn("committing consumer offsets failed; retrying at each flush", "offsets", len(part), "error", err)
 			}
 			o.failing = true
 			o.requeue(part)
@@ -149,7 +164,7 @@ func (o *offsetCommitter) flush(ctx context.Context) {
 			return
 		}
 		if o.failing {
-			o.b.log.Info("committing consumer offsets works again")
+			o.log.Info("committing consumer offsets works again")
 			o.failing = false
 		}
 	}
@@ -157,10 +172,9 @@ func (o *offsetCommitter) flush(ctx context.Context) {
 
 // commit writes offs through the group: proposed here on the leader,
 // forwarded as one batch otherwise.
-func (o *offsetCommitter) commit(ctx context.Context, offs []dledger.ConsumerOffset) error {
-	b := o.b
-	if b.node.IsLeader() {
-		_, err := b.propose(ctx, &dledger.CommitOffsetsCommand{Offsets: offs})
+func (o *offsetCommitter) commit(ctx context.Context, offs []meta.ConsumerOffset) error {
+	if o.rep.isLeader() {
+		_, err := o.rep.propose(ctx, &meta.CommitOffsetsCommand{Offsets: offs})
 		var nl *dledger.NotLeaderError
 		if !errors.As(err, &nl) {
 			return err
@@ -175,16 +189,16 @@ func (o *offsetCommitter) commit(ctx context.Context, offs []dledger.ConsumerOff
 		return err
 	}
 	req := remoting.NewRequest(remoting.ReqUpdateConsumerOffset, map[string]string{extOffsetBatch: "true"}, body)
-	resp := b.forward(ctx, req)
+	resp := o.rep.forward(ctx, req)
 	if resp.Code != remoting.ResSuccess {
 		return errors.New("leader answered " + remoting.ResponseCodeName(resp.Code) + ": " + resp.Remark)
 	}
 	return nil
 }
 
-// commitBatch is the leader's side of a forwarded batch: propose it and
-// answer when it is committed.
-func (b *Broker) commitBatch(ctx context.Context, req *remoting.Command) *remoting.Command {
+// commitForwarded is the leader's side of a forwarded batch: propose it
+// and answer when it is committed.
+func (o *offsetCommitter) commitForwarded(ctx context.Context, req *remoting.Command) *remoting.Command {
 	var batch offsetBatch
 	if err := json.Unmarshal(req.Body, &batch); err != nil {
 		return errResponse(req, remoting.ResSystemError, "offset batch body is not valid JSON: %v", err)
@@ -192,24 +206,14 @@ func (b *Broker) commitBatch(ctx context.Context, req *remoting.Command) *remoti
 	if len(batch.Offsets) > offsetMaxPerEntry {
 		return errResponse(req, remoting.ResSystemError, "offset batch of %d offsets, limit %d", len(batch.Offsets), offsetMaxPerEntry)
 	}
-	offs := make([]dledger.ConsumerOffset, len(batch.Offsets))
+	offs := make([]meta.ConsumerOffset, len(batch.Offsets))
 	for i, c := range batch.Offsets {
-		offs[i] = dledger.ConsumerOffset{OffsetKey: dledger.OffsetKey{Group: c.Group, Topic: c.Topic, QueueID: c.QueueID}, Offset: c.Offset}
+		offs[i] = meta.ConsumerOffset{OffsetKey: meta.OffsetKey{Group: c.Group, Topic: c.Topic, QueueID: c.QueueID}, Offset: c.Offset}
 	}
-	ctx, cancel := context.WithTimeout(ctx, b.cfg.ForwardTimeout)
+	ctx, cancel := context.WithTimeout(ctx, o.flushTimeout)
 	defer cancel()
-	if _, err := b.propose(ctx, &dledger.CommitOffsetsCommand{Offsets: offs}); err != nil {
-		return b.proposeFailure(ctx, req, err)
+	if _, err := o.rep.propose(ctx, &meta.CommitOffsetsCommand{Offsets: offs}); err != nil {
+		return o.rep.proposeFailure(ctx, req, err)
 	}
 	return okResponse(req)
-}
-
-func offsetLess(a, b dledger.OffsetKey) bool {
-	if a.Group != b.Group {
-		return a.Group < b.Group
-	}
-	if a.Topic != b.Topic {
-		return a.Topic < b.Topic
-	}
-	return a.QueueID < b.QueueID
 }

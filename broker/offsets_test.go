@@ -58,7 +58,7 @@ func TestConsumerOffsets(t *testing.T) {
 	createTopic(t, g, topic, 4)
 
 	t.Run("coalesced updates", func(t *testing.T) {
-		before := g.Broker(leader).Node().Metadata().AppliedIndex()
+		before := g.Broker(leader).Node().AppliedIndex()
 		const rounds, queues = 50, 4
 		for r := 1; r <= rounds; r++ {
 			for q := 0; q < queues; q++ {
@@ -77,7 +77,7 @@ func TestConsumerOffsets(t *testing.T) {
 			}
 			expectOffset(t, g, f, "og", topic, q, want)
 		}
-		entries := g.Broker(leader).Node().Metadata().AppliedIndex() - before
+		entries := g.Broker(leader).Node().AppliedIndex() - before
 		t.Logf("%d offset updates became %d raft entries", rounds*queues, entries)
 		if entries == 0 || entries > rounds*queues/10 {
 			t.Fatalf("%d updates took %d raft entries, want far fewer", rounds*queues, entries)

@@ -1,7 +1,7 @@
 package broker
 
 // Pull: PULL_MESSAGE (11), as RocketMQ's PullMessageProcessor over
-// DefaultMessageStore.getMessage.
+// DefaultMessageStore.getMessage (store.GetMessage).
 //
 // A pull reads consumequeue entries from queueOffset, drops those whose tag
 // hash the subscription does not want (the request's expression when
@@ -21,31 +21,17 @@ package broker
 import (
 	"context"
 	"strconv"
+	"sync/atomic"
 	"time"
 
+	"github.com/raftmq/raftmq/broker/meta"
 	"github.com/raftmq/raftmq/dledger"
+	"github.com/raftmq/raftmq/protocol"
 	"github.com/raftmq/raftmq/remoting"
+	"github.com/raftmq/raftmq/store"
 )
 
-// Pull sysFlag bits, as RocketMQ's PullSysFlag. Frozen.
 const (
-	pullFlagCommitOffset = 1 << 0
-	pullFlagSuspend      = 1 << 1
-	pullFlagSubscription = 1 << 2
-	pullFlagClassFilter  = 1 << 3
-)
-
-// Pull limits, as RocketMQ's defaults for messages in memory.
-const (
-	// maxPullMessages caps the messages of one answer
-	// (maxTransferCountOnMessageInMemory).
-	maxPullMessages = 32
-	// maxPullBytes caps the bytes of one answer beyond its first message
-	// (maxTransferBytesOnMessageInMemory).
-	maxPullBytes = 256 << 10
-	// maxPullScan caps the consumequeue entries one pull examines (16000
-	// bytes of consumequeue in RocketMQ).
-	maxPullScan = 800
 	// maxSuspend caps how long a pull is held.
 	maxSuspend = 30 * time.Second
 	// shortPoll is how long a suspendable pull waits when long polling is
@@ -53,152 +39,165 @@ const (
 	shortPoll = time.Second
 )
 
-// pullRequest is PullMessageRequestHeader.
-type pullRequest struct {
-	group        string
-	topic        string
-	queueID      int32
-	queueOffset  int64
-	maxMsgNums   int32
-	sysFlag      int32
-	commitOffset int64
-	suspend      time.Duration
-	subscription string
-	subVersion   int64
-	exprType     string
+// pullService serves PULL_MESSAGE.
+type pullService struct {
+	store     *store.Store
+	meta      *meta.State
+	topics    *topicTable
+	consumers *consumerManager
+	offsets   *offsetCommitter
+	longPoll  bool
+	stop      <-chan struct{} // closes at shutdown: held pulls answer
+	held      atomic.Int64    // pulls being held
 }
 
-func (b *Broker) registerPull() {
-	b.handle(remoting.ReqPullMessage, b.handlePull)
-}
+func (s *pullService) register(m mux) { m.HandleFunc(remoting.ReqPullMessage, s.handlePull) }
 
-func (b *Broker) handlePull(ctx context.Context, _ *remoting.Conn, req *remoting.Command) *remoting.Command {
-	pr, err := parsePullRequest(req.ExtFields)
+func (s *pullService) handlePull(ctx context.Context, _ *remoting.Conn, req *remoting.Command) *remoting.Command {
+	pr, err := protocol.DecodePullMessageHeader(req.ExtFields)
 	if err != nil {
 		return errResponse(req, remoting.ResSystemError, "%v", err)
 	}
-	if resp := b.checkPull(req, pr); resp != nil {
+	if resp := s.checkPull(req, pr); resp != nil {
 		return resp
 	}
-	sub, resp := b.pullSubscription(req, pr)
+	sub, resp := s.subscription(req, pr)
 	if resp != nil {
 		return resp
 	}
-	if pr.sysFlag&pullFlagCommitOffset != 0 && pr.commitOffset >= 0 && b.consumers.messageModel(pr.group) != modelBroadcasting {
-		b.offsetCommits.update(dledger.OffsetKey{Group: pr.group, Topic: pr.topic, QueueID: pr.queueID}, pr.commitOffset)
+	if pr.SysFlag&protocol.PullFlagCommitOffset != 0 && pr.CommitOffset >= 0 && s.consumers.messageModel(pr.ConsumerGroup) != protocol.Broadcasting {
+		s.offsets.update(meta.OffsetKey{Group: pr.ConsumerGroup, Topic: pr.Topic, QueueID: pr.QueueID}, pr.CommitOffset)
 	}
-	res := b.pullHeld(ctx, pr, sub)
-	return res.response(req)
-}
-
-// parsePullRequest decodes the header; RocketMQ answers a missing or
-// malformed required field with SYSTEM_ERROR.
-func parsePullRequest(ext map[string]string) (pullRequest, error) {
-	p := headerParser{ext: ext}
-	pr := pullRequest{
-		group:        p.str("consumerGroup"),
-		topic:        p.str("topic"),
-		queueID:      int32(p.int("queueId", 32, true)),
-		queueOffset:  p.int("queueOffset", 64, true),
-		maxMsgNums:   int32(p.int("maxMsgNums", 32, true)),
-		sysFlag:      int32(p.int("sysFlag", 32, true)),
-		commitOffset: p.int("commitOffset", 64, false),
-		suspend:      time.Duration(p.int("suspendTimeoutMillis", 64, false)) * time.Millisecond,
-		subscription: ext["subscription"],
-		subVersion:   p.int("subVersion", 64, false),
-		exprType:     ext["expressionType"],
-	}
-	return pr, p.err
+	res := s.pullHeld(ctx, pr, sub)
+	return pullResponse(req, pr.QueueOffset, res)
 }
 
 // checkPull refuses pulls of unknown topics, bad queues and groups or
 // topics without read permission.
-func (b *Broker) checkPull(req *remoting.Command, pr pullRequest) *remoting.Command {
-	if g, ok := b.node.Metadata().SubscriptionGroup(pr.group); ok && !g.ConsumeEnable {
-		return errResponse(req, remoting.ResNoPermission, "subscription group no permission, %s", pr.group)
+func (s *pullService) checkPull(req *remoting.Command, pr protocol.PullMessageHeader) *remoting.Command {
+	if g, ok := s.meta.SubscriptionGroup(pr.ConsumerGroup); ok && !g.ConsumeEnable {
+		return errResponse(req, remoting.ResNoPermission, "subscription group no permission, %s", pr.ConsumerGroup)
 	}
-	tc, ok := b.topic(pr.topic)
+	tc, ok := s.topics.topic(pr.Topic)
 	if !ok {
-		return errResponse(req, remoting.ResTopicNotExist, "topic[%s] not exist, apply first please!", pr.topic)
+		return errResponse(req, remoting.ResTopicNotExist, "topic[%s] not exist, apply first please!", pr.Topic)
 	}
-	if tc.Perm&PermRead == 0 {
-		return errResponse(req, remoting.ResNoPermission, "the topic[%s] pulling message is forbidden", pr.topic)
+	if !protocol.Readable(tc.Perm) {
+		return errResponse(req, remoting.ResNoPermission, "the topic[%s] pulling message is forbidden", pr.Topic)
 	}
-	if pr.queueID < 0 || pr.queueID >= tc.ReadQueueNums {
+	if pr.QueueID < 0 || pr.QueueID >= tc.ReadQueueNums {
 		return errResponse(req, remoting.ResSystemError, "queueId[%d] is illegal, topic:[%s] topicConfig.readQueueNums:[%d] consumer:[%s]",
-			pr.queueID, pr.topic, tc.ReadQueueNums, pr.group)
+			pr.QueueID, pr.Topic, tc.ReadQueueNums, pr.ConsumerGroup)
 	}
 	return nil
 }
 
-// pullSubscription is the filter of a pull: the request's expression when
-// it carries one, else the group's from its heartbeats, else nil (all).
-func (b *Broker) pullSubscription(req *remoting.Command, pr pullRequest) (*subscription, *remoting.Command) {
-	if pr.sysFlag&pullFlagSubscription != 0 {
-		sub, err := parseSubscription(pr.topic, pr.subscription, pr.exprType)
+// subscription is the filter of a pull: the request's expression when it
+// carries one, else the group's from its heartbeats, else nil (all).
+func (s *pullService) subscription(req *remoting.Command, pr protocol.PullMessageHeader) (*subscription, *remoting.Command) {
+	if pr.SysFlag&protocol.PullFlagSubscription != 0 {
+		sub, err := parseSubscription(pr.Topic, pr.Subscription, pr.ExpressionType)
 		if err != nil {
-			return nil, errResponse(req, remoting.ResSubscriptionParseFailed, "parse the consumer's subscription[%s] failed, group: %s: %v", pr.subscription, pr.group, err)
+			return nil, errResponse(req, remoting.ResSubscriptionParseFailed, "parse the consumer's subscription[%s] failed, group: %s: %v", pr.Subscription, pr.ConsumerGroup, err)
 		}
-		sub.ClassFilter = pr.sysFlag&pullFlagClassFilter != 0
+		sub.ClassFilter = pr.SysFlag&protocol.PullFlagClassFilter != 0
 		return sub, nil
 	}
-	return b.consumers.subscription(pr.group, pr.topic), nil
+	return s.consumers.subscription(pr.ConsumerGroup, pr.Topic), nil
 }
 
-// pullResult is the outcome of one read of a queue.
-type pullResult struct {
-	code           int16
-	remark         string
-	body           []byte
-	next, min, max int64
+// pullHeld reads the queue and, when the pull may be suspended and found
+// nothing, holds it until the queue grows (then reads again), its timeout
+// passes, the broker stops or the connection closes (then answers what a
+// last read finds). Each held pull occupies only its own handler
+// goroutine and no place in its connection's limit of running handlers,
+// so other requests on the connection proceed.
+func (s *pullService) pullHeld(ctx context.Context, pr protocol.PullMessageHeader, sub *subscription) store.GetResult {
+	suspend := time.Duration(pr.SuspendTimeoutMillis) * time.Millisecond
+	hold := pr.SysFlag&protocol.PullFlagSuspend != 0 && suspend > 0
+	limit := min(suspend, maxSuspend)
+	if !s.longPoll {
+		limit = min(limit, shortPoll)
+	}
+	key := dledger.QueueKey{Topic: pr.Topic, QueueID: pr.QueueID}
+	var filter store.Filter
+	if sub != nil {
+		filter = sub
+	}
+	var timer *time.Timer
+	defer func() {
+		if timer != nil {
+			timer.Stop()
+		}
+	}()
+	for {
+		var arrived <-chan struct{}
+		if hold && s.longPoll {
+			// Taken before the read, so an append between the read and
+			// the wait still wakes it.
+			arrived = s.store.WaitArrival(key)
+		}
+		res := s.store.GetMessage(pr.Topic, pr.QueueID, pr.QueueOffset, pr.MaxMsgNums, filter)
+		if !hold || pullCode(res.Status, pr.QueueOffset) != remoting.ResPullNotFound {
+			return res
+		}
+		if timer == nil {
+			timer = time.NewTimer(limit)
+			s.held.Add(1)
+			defer s.held.Add(-1)
+			// A held pull waits for an event, not for work: it leaves its
+			// connection's place for other requests (one pull per queue
+			// may be held on one connection, whatever the queue count).
+			remoting.Park(ctx)
+		}
+		select {
+		case <-arrived:
+		case <-timer.C:
+			hold = false
+		case <-s.stop:
+			hold = false
+		case <-ctx.Done():
+			hold = false
+		}
+	}
 }
 
-func (r pullResult) response(req *remoting.Command) *remoting.Command {
-	resp := remoting.NewResponse(req, r.code, r.remark)
-	resp.Body = r.body
-	resp.ExtFields["nextBeginOffset"] = strconv.FormatInt(r.next, 10)
-	resp.ExtFields["minOffset"] = strconv.FormatInt(r.min, 10)
-	resp.ExtFields["maxOffset"] = strconv.FormatInt(r.max, 10)
+// pullCode maps a read status to its pull answer, as PullMessageProcessor:
+// offset 0 of an empty queue is "not found yet", any other offset of it
+// "moved".
+func pullCode(st store.GetStatus, offset int64) int16 {
+	switch st {
+	case store.Found:
+		return remoting.ResSuccess
+	case store.NoMatchedMessage, store.MessageWasRemoving:
+		return remoting.ResPullRetryImmediately
+	case store.NoMessageInQueue:
+		if offset != 0 {
+			return remoting.ResPullOffsetMoved
+		}
+		return remoting.ResPullNotFound
+	case store.OffsetTooSmall, store.OffsetOverflowBadly:
+		return remoting.ResPullOffsetMoved
+	case store.OffsetOverflowOne, store.OffsetFoundNull:
+		return remoting.ResPullNotFound
+	default:
+		return remoting.ResSystemError
+	}
+}
+
+// pullResponse is the PullMessageResponseHeader of a read.
+func pullResponse(req *remoting.Command, offset int64, r store.GetResult) *remoting.Command {
+	var remark string
+	if r.Err != nil {
+		remark = r.Err.Error()
+	}
+	resp := remoting.NewResponse(req, pullCode(r.Status, offset), remark)
+	if r.Status == store.Found {
+		resp.Body = r.Body
+	}
+	resp.ExtFields["nextBeginOffset"] = strconv.FormatInt(r.NextBeginOffset, 10)
+	resp.ExtFields["minOffset"] = strconv.FormatInt(r.MinOffset, 10)
+	resp.ExtFields["maxOffset"] = strconv.FormatInt(r.MaxOffset, 10)
 	resp.ExtFields["suggestWhichBrokerId"] = "0"
 	return resp
-}
-
-// headerParser reads request header fields, remembering the first error.
-type headerParser struct {
-	ext map[string]string
-	err error
-}
-
-func (p *headerParser) str(key string) string {
-	v := p.ext[key]
-	if v == "" && p.err == nil {
-		p.err = &headerError{key: key}
-	}
-	return v
-}
-
-func (p *headerParser) int(key string, bits int, required bool) int64 {
-	v, ok := p.ext[key]
-	if !ok || v == "" {
-		if required && p.err == nil {
-			p.err = &headerError{key: key}
-		}
-		return 0
-	}
-	n, err := strconv.ParseInt(v, 10, bits)
-	if err != nil && p.err == nil {
-		p.err = &headerError{key: key, value: v}
-	}
-	return n
-}
-
-// headerError is a missing or malformed request header field, worded as
-// RocketMQ's RemotingCommand.decodeCommandCustomHeader.
-type headerError struct{ key, value string }
-
-func (e *headerError) Error() string {
-	if e.value == "" {
-		return "the custom field <" + e.key + "> is null"
-	}
-	return "the custom field <" + e.key + "> has an invalid value " + strconv.Quote(e.value)
 }

@@ -29,7 +29,7 @@ func createTopic(t *testing.T, g *brokertest.Group, topic string, n int) {
 	g.Eventually(5*time.Second, func() error {
 		for i := 0; i < g.Len(); i++ {
 			if b := g.Broker(i); b != nil {
-				if _, ok := b.Node().Metadata().Topic(topic); !ok {
+				if _, ok := b.Metadata().Topic(topic); !ok {
 					return fmt.Errorf("node %d has not applied topic %s", i, topic)
 				}
 			}

@@ -7,7 +7,6 @@ import (
 
 	"github.com/raftmq/raftmq/broker"
 	"github.com/raftmq/raftmq/broker/brokertest"
-	"github.com/raftmq/raftmq/commitlog"
 	"github.com/raftmq/raftmq/dledger"
 	"github.com/raftmq/raftmq/remoting"
 )
@@ -21,13 +20,12 @@ func TestPullAfterRetention(t *testing.T) {
 	g := brokertest.Start(t, brokertest.Options{Configure: func(_ int, c *broker.Config) {
 		rc := dledger.DefaultConfig()
 		rc.SnapshotThreshold = 1 << 30 // only explicit snapshots
-		cl := commitlog.DefaultConfig()
+		c.Raft = &rc
+		cl := &c.Store.CommitLog
 		cl.Retention.FileReservedTime = time.Nanosecond
 		cl.Retention.DiskUsage = func(string) (float64, error) { return 0.8, nil } // above warn: any hour
 		cl.Retention.CheckInterval = 0
-		rc.CommitLog = &cl
-		c.Raft = &rc
-		c.SegmentSize = 16 << 10
+		cl.SegmentSize = 16 << 10
 	}})
 	leader := g.WaitLeader(5 * time.Second)
 	const topic = "RetainedTopic"
@@ -41,7 +39,7 @@ func TestPullAfterRetention(t *testing.T) {
 	if err := b.Node().SnapshotNow(); err != nil {
 		t.Fatal(err)
 	}
-	deleted, err := b.Node().CommitLog().RunRetentionOnce(time.Now())
+	deleted, err := b.Store().Log().RunRetentionOnce(time.Now())
 	if err != nil || deleted == 0 {
 		t.Fatalf("retention deleted %d segments: %v", deleted, err)
 	}

@@ -22,6 +22,9 @@ import (
 	"sync"
 	"time"
 
+	"github.com/hashicorp/go-hclog"
+
+	"github.com/raftmq/raftmq/broker/meta"
 	"github.com/raftmq/raftmq/dledger"
 	"github.com/raftmq/raftmq/protocol"
 	"github.com/raftmq/raftmq/remoting"
@@ -33,19 +36,22 @@ const (
 	// topicWatchInterval is how often the applied topic table is compared
 	// with the one last registered.
 	topicWatchInterval = 200 * time.Millisecond
-	// defaultTopicQueueNums is the queue count TBW102 advertises
-	// (RocketMQ's BrokerConfig.defaultTopicQueueNums).
-	defaultTopicQueueNums = 8
 )
 
-// registrar is the registration state of a Broker. Its zero value is ready:
-// leaderChanged may run before Serve starts the loop.
+// registrar registers this node with the name servers. leaderChanged and
+// signal may run before start.
 type registrar struct {
-	once sync.Once
-	kick chan struct{} // capacity 1: a pending "register now"
+	rep         *replica
+	meta        *meta.State
+	tables      *tables
+	cluster     string
+	nameServers []string
+	interval    time.Duration
+	log         hclog.Logger
+	kick        chan struct{} // capacity 1: a pending "register now"
 
 	mu     sync.Mutex // serialises registration rounds, so the last wins
-	last   []dledger.TopicConfig
+	last   []meta.TopicConfig
 	closed bool // unregistered for shutdown: register no more
 	// lastID and lastTerm are the role this node last registered with.
 	lastID   int
@@ -53,42 +59,36 @@ type registrar struct {
 	sent     bool
 }
 
-func (r *registrar) kickCh() chan struct{} {
-	r.once.Do(func() { r.kick = make(chan struct{}, 1) })
-	return r.kick
-}
-
 // signal asks the loop to register now; it never blocks.
 func (r *registrar) signal() {
 	select {
-	case r.kickCh() <- struct{}{}:
+	case r.kick <- struct{}{}:
 	default:
 	}
 }
 
-// startRegistration starts the registration loop; it registers at once.
-func (b *Broker) startRegistration() {
-	if len(b.cfg.NameServers) == 0 {
+// start starts the registration loop; it registers at once.
+func (r *registrar) start(bg *background) {
+	if len(r.nameServers) == 0 {
 		return
 	}
-	b.reg.signal()
-	b.goBackground(b.registrationLoop)
+	r.signal()
+	bg.goRun(r.loop)
 }
 
-func (b *Broker) registrationLoop(stop <-chan struct{}) {
-	tick := time.NewTicker(b.cfg.RegisterInterval)
+func (r *registrar) loop(stop <-chan struct{}) {
+	tick := time.NewTicker(r.interval)
 	defer tick.Stop()
 	watch := time.NewTicker(topicWatchInterval)
 	defer watch.Stop()
-	kick := b.reg.kickCh()
 	for {
 		select {
 		case <-stop:
 			return
-		case <-kick:
+		case <-r.kick:
 		case <-tick.C:
 		case <-watch.C:
-			if !b.topicsChanged() {
+			if !r.topicsChanged() {
 				continue
 			}
 		}
@@ -100,105 +100,105 @@ func (b *Broker) registrationLoop(stop <-chan struct{}) {
 			case <-ctx.Done():
 			}
 		}()
-		b.registerAll(ctx)
+		r.registerAll(ctx)
 		cancel()
 	}
 }
 
 // topicsChanged reports whether the applied topics differ from the ones
 // last registered.
-func (b *Broker) topicsChanged() bool {
-	now := b.node.Metadata().Topics()
-	b.reg.mu.Lock()
-	defer b.reg.mu.Unlock()
-	return !slices.Equal(now, b.reg.last)
+func (r *registrar) topicsChanged() bool {
+	now := r.meta.Topics()
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return !slices.Equal(now, r.last)
 }
 
 // leaderChanged is dledger's OnLeaderChange callback. It must not block:
 // it only wakes the registration loop.
-func (b *Broker) leaderChanged(ev dledger.LeaderEvent) {
-	b.log.Info("leader changed", "leader", ev.LeaderID, "self", ev.IsLeader, "term", ev.Term)
-	b.reg.signal()
+func (r *registrar) leaderChanged(ev dledger.LeaderEvent) {
+	r.log.Info("leader changed", "leader", ev.LeaderID, "self", ev.IsLeader, "term", ev.Term)
+	r.signal()
 }
 
 // brokerID is this node's brokerId in registrations: 0 as leader, else its
 // 1-based position in Peers.
-func (b *Broker) brokerID() int {
-	if b.node.IsLeader() {
+func (r *registrar) brokerID() int {
+	if r.rep.isLeader() {
 		return 0
 	}
-	for i, p := range b.cfg.Peers {
-		if p.ID == b.self.ID {
+	for i, p := range r.rep.peers {
+		if p.ID == r.rep.self.ID {
 			return i + 1
 		}
 	}
-	return len(b.cfg.Peers) + 1
+	return len(r.rep.peers) + 1
 }
 
 // registerAll registers with every name server concurrently and waits for
 // all of them (each bounded by ctx). Failures are logged; the next round
 // retries.
-func (b *Broker) registerAll(ctx context.Context) {
-	b.reg.mu.Lock()
-	defer b.reg.mu.Unlock()
-	if b.reg.closed {
+func (r *registrar) registerAll(ctx context.Context) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.closed {
 		return
 	}
-	topics := b.node.Metadata().Topics()
-	req, err := b.registerRequest(topics)
+	topics := r.meta.Topics()
+	req, err := r.registerRequest(topics)
 	if err != nil {
-		b.log.Error("building REGISTER_BROKER", "error", err)
+		r.log.Error("building REGISTER_BROKER", "error", err)
 		return
 	}
 	var wg sync.WaitGroup
-	for _, ns := range b.cfg.NameServers {
+	for _, ns := range r.nameServers {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
 			cctx, cancel := context.WithTimeout(ctx, registerTimeout)
 			defer cancel()
-			resp, err := b.client.Invoke(cctx, ns, req)
+			resp, err := r.rep.client.Invoke(cctx, ns, req)
 			if err == nil {
 				err = remoting.AsError(resp)
 			}
 			switch {
 			case err == nil:
 			case errors.Is(err, context.Canceled):
-				b.log.Debug("registration cut short by shutdown", "namesrv", ns)
+				r.log.Debug("registration cut short by shutdown", "namesrv", ns)
 			default:
-				b.log.Warn("register with name server failed", "namesrv", ns, "error", err)
+				r.log.Warn("register with name server failed", "namesrv", ns, "error", err)
 			}
 		}()
 	}
 	wg.Wait()
-	b.reg.last = topics
+	r.last = topics
 }
 
 // role is the brokerId and term to register with. A node that led and now
 // knows no leader (an election is running) keeps registering as id 0 with
 // its old term: the name server must never serve a route without id 0, and
 // the next leader's registration, with a higher term, replaces it. Called
-// with reg.mu held.
-func (b *Broker) role() (int, uint64) {
-	id := b.brokerID()
+// with mu held.
+func (r *registrar) role() (int, uint64) {
+	id := r.brokerID()
 	if id == 0 {
-		return 0, b.node.Raft().CurrentTerm()
+		return 0, r.rep.node.Raft().CurrentTerm()
 	}
-	if _, leader := b.node.Leader(); leader == "" && b.reg.sent && b.reg.lastID == 0 {
-		return 0, b.reg.lastTerm
+	if _, leader := r.rep.node.Leader(); leader == "" && r.sent && r.lastID == 0 {
+		return 0, r.lastTerm
 	}
 	return id, 0
 }
 
 // registerRequest builds REGISTER_BROKER for this node's current role.
-// Called with reg.mu held.
-func (b *Broker) registerRequest(topics []dledger.TopicConfig) (*remoting.Command, error) {
-	id, term := b.role()
-	b.reg.lastID, b.reg.lastTerm, b.reg.sent = id, term, true
+// Called with mu held.
+func (r *registrar) registerRequest(topics []meta.TopicConfig) (*remoting.Command, error) {
+	id, term := r.role()
+	r.lastID, r.lastTerm, r.sent = id, term, true
 	ext := map[string]string{
-		"clusterName":  b.cfg.Cluster,
-		"brokerName":   b.cfg.BrokerName,
-		"brokerAddr":   b.self.RemotingAddr,
+		"clusterName":  r.cluster,
+		"brokerName":   r.rep.group,
+		"brokerAddr":   r.rep.self.RemotingAddr,
 		"brokerId":     strconv.Itoa(id),
 		"haServerAddr": "",
 		"compressed":   "false",
@@ -207,7 +207,7 @@ func (b *Broker) registerRequest(topics []dledger.TopicConfig) (*remoting.Comman
 		ext["raftTerm"] = strconv.FormatUint(term, 10)
 	}
 	body, err := json.Marshal(protocol.RegisterBrokerBody{
-		TopicConfigSerializeWrapper: b.topicWrapper(topics),
+		TopicConfigSerializeWrapper: r.tables.topicWrapper(topics),
 		FilterServerList:            []string{},
 	})
 	if err != nil {
@@ -216,40 +216,31 @@ func (b *Broker) registerRequest(topics []dledger.TopicConfig) (*remoting.Comman
 	return remoting.NewRequest(remoting.ReqRegisterBroker, ext, body), nil
 }
 
-// defaultTopicConfig is TBW102 as RocketMQ creates it when auto-creation is
-// on: readable, writable and inheritable, 8 queues.
-func defaultTopicConfig() dledger.TopicConfig {
-	return dledger.TopicConfig{
-		Name: DefaultTopic, ReadQueueNums: defaultTopicQueueNums, WriteQueueNums: defaultTopicQueueNums,
-		Perm: PermRead | PermWrite | PermInherit,
-	}
-}
-
 // unregisterAll sends UNREGISTER_BROKER to every name server, concurrently,
 // best effort, bounded by ctx. No registration round runs after it.
-func (b *Broker) unregisterAll(ctx context.Context) {
-	b.reg.mu.Lock()
-	defer b.reg.mu.Unlock()
-	b.reg.closed = true
-	if len(b.cfg.NameServers) == 0 {
+func (r *registrar) unregisterAll(ctx context.Context) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.closed = true
+	if len(r.nameServers) == 0 {
 		return
 	}
 	ext := map[string]string{
-		"clusterName": b.cfg.Cluster,
-		"brokerName":  b.cfg.BrokerName,
-		"brokerAddr":  b.self.RemotingAddr,
-		"brokerId":    strconv.Itoa(b.reg.lastID),
+		"clusterName": r.cluster,
+		"brokerName":  r.rep.group,
+		"brokerAddr":  r.rep.self.RemotingAddr,
+		"brokerId":    strconv.Itoa(r.lastID),
 	}
 	req := remoting.NewRequest(remoting.ReqUnregisterBroker, ext, nil)
 	var wg sync.WaitGroup
-	for _, ns := range b.cfg.NameServers {
+	for _, ns := range r.nameServers {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
 			cctx, cancel := context.WithTimeout(ctx, registerTimeout)
 			defer cancel()
-			if _, err := b.client.Invoke(cctx, ns, req); err != nil {
-				b.log.Debug("unregister from name server failed", "namesrv", ns, "error", err)
+			if _, err := r.rep.client.Invoke(cctx, ns, req); err != nil {
+				r.log.Debug("unregister from name server failed", "namesrv", ns, "error", err)
 			}
 		}()
 	}

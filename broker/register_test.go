@@ -9,6 +9,7 @@ import (
 
 	"github.com/raftmq/raftmq/broker"
 	"github.com/raftmq/raftmq/broker/brokertest"
+	"github.com/raftmq/raftmq/protocol"
 	"github.com/raftmq/raftmq/remoting"
 )
 
@@ -47,7 +48,7 @@ func TestRegistrationFollowsLeader(t *testing.T) {
 	}})
 	// TBW102 is routed as soon as the group registered at start.
 	g.Eventually(5*time.Second, func() error {
-		l, _, q, err := routeOf(g, broker.DefaultTopic)
+		l, _, q, err := routeOf(g, protocol.DefaultTopic)
 		if err != nil {
 			return err
 		}

@@ -21,113 +21,80 @@ package broker
 // Answers: SUCCESS; SYSTEM_ERROR with a remark for a bad header or a
 // commit offset with no record; the usual proposal failures otherwise.
 // A client whose send-back fails re-sends the message to %RETRY%<group>
-// itself; SEND_MESSAGE applies the same DLQ rule to it (retryToDLQ).
+// itself; SEND_MESSAGE applies the same DLQ rule to it (toDLQ).
 
 import (
 	"context"
 	"math/rand/v2"
 	"strconv"
-	"strings"
 	"time"
 
+	"github.com/raftmq/raftmq/broker/meta"
 	"github.com/raftmq/raftmq/dledger"
 	"github.com/raftmq/raftmq/message"
+	"github.com/raftmq/raftmq/protocol"
 	"github.com/raftmq/raftmq/remoting"
+	"github.com/raftmq/raftmq/store"
 )
 
-const (
-	// defaultMaxReconsumeTimes is RocketMQ's default retry budget.
-	defaultMaxReconsumeTimes = 16
-	// retryBaseLevel: the n-th retry waits level retryBaseLevel + n.
-	retryBaseLevel = 3
-	dlqQueueNums   = 1
-)
+// retryBaseLevel: the n-th retry waits level retryBaseLevel + n.
+const retryBaseLevel = 3
 
-func (b *Broker) registerRetry() {
-	b.handle(remoting.ReqConsumerSendMsgBack, b.consumerSendMsgBack)
+// retryService serves CONSUMER_SEND_MSG_BACK and decides when a retry is
+// a dead letter.
+type retryService struct {
+	rep     *replica
+	store   *store.Store
+	meta    *meta.State
+	topics  *topicTable
+	records *recordBuilder
 }
 
-// sendBackHeader is RocketMQ's ConsumerSendMsgBackRequestHeader.
-type sendBackHeader struct {
-	group       string
-	offset      int64
-	delayLevel  int
-	maxTimes    int32
-	hasMaxTimes bool
-}
-
-func parseSendBackHeader(ext map[string]string) (sendBackHeader, string) {
-	h := sendBackHeader{group: ext["group"]}
-	if h.group == "" {
-		return h, "the custom field <group> is null"
-	}
-	var err error
-	if h.offset, err = strconv.ParseInt(ext["offset"], 10, 64); err != nil || h.offset < 0 {
-		return h, "header field offset " + strconv.Quote(ext["offset"]) + " is not a commit offset"
-	}
-	if v := ext["delayLevel"]; v != "" {
-		if h.delayLevel, err = strconv.Atoi(v); err != nil {
-			return h, "header field delayLevel " + strconv.Quote(v) + " is not a number"
-		}
-	}
-	if v := ext["maxReconsumeTimes"]; v != "" {
-		n, err := strconv.ParseInt(v, 10, 32)
-		if err != nil {
-			return h, "header field maxReconsumeTimes " + strconv.Quote(v) + " is not a number"
-		}
-		h.maxTimes, h.hasMaxTimes = int32(n), n >= 0
-	}
-	return h, ""
+func (s *retryService) register(m mux) {
+	m.HandleFunc(remoting.ReqConsumerSendMsgBack, s.rep.leaderOnly(s.sendMsgBack))
 }
 
 // maxReconsumeTimes is the retry budget of group: asked, else the group's.
-func (b *Broker) maxReconsumeTimes(group string, asked int32, has bool) int32 {
+func (s *retryService) maxReconsumeTimes(group string, asked int32, has bool) int32 {
 	if has {
 		return asked
 	}
-	if g, ok := b.node.Metadata().SubscriptionGroup(group); ok && g.RetryMaxTimes > 0 {
+	if g, ok := s.meta.SubscriptionGroup(group); ok && g.RetryMaxTimes > 0 {
 		return g.RetryMaxTimes
 	}
-	return defaultMaxReconsumeTimes
+	return protocol.DefaultMaxReconsumeTimes
 }
 
-func dlqTopicConfig(group string) dledger.TopicConfig {
-	return dledger.TopicConfig{Name: DLQTopic(group), ReadQueueNums: dlqQueueNums, WriteQueueNums: dlqQueueNums, Perm: PermWrite}
-}
-
-func (b *Broker) consumerSendMsgBack(ctx context.Context, _ *remoting.Conn, req *remoting.Command) *remoting.Command {
-	if !b.node.IsLeader() {
-		return b.forward(ctx, req)
-	}
-	h, bad := parseSendBackHeader(req.ExtFields)
-	if bad != "" {
-		return errResponse(req, remoting.ResSystemError, "bad send-back header: %s", bad)
-	}
-	if ValidateTopic(RetryTopic(h.group)) != nil {
-		return errResponse(req, remoting.ResSystemError, "group %q makes an invalid retry topic", h.group)
-	}
-	rec, err := b.readRecord(h.offset)
+func (s *retryService) sendMsgBack(ctx context.Context, _ *remoting.Conn, req *remoting.Command) *remoting.Command {
+	h, err := protocol.DecodeSendBackHeader(req.ExtFields)
 	if err != nil {
-		return errResponse(req, remoting.ResSystemError, "look message by offset failed, %d: %v", h.offset, err)
+		return errResponse(req, remoting.ResSystemError, "bad send-back header: %v", err)
+	}
+	if protocol.ValidateTopic(protocol.RetryTopic(h.Group)) != nil {
+		return errResponse(req, remoting.ResSystemError, "group %q makes an invalid retry topic", h.Group)
+	}
+	rec, err := s.store.ReadRecord(h.Offset)
+	if err != nil {
+		return errResponse(req, remoting.ResSystemError, "look message by offset failed, %d: %v", h.Offset, err)
 	}
 	m, _, err := message.DecodeExt(rec)
 	if err != nil {
-		return errResponse(req, remoting.ResSystemError, "look message by offset failed, %d: %v", h.offset, err)
+		return errResponse(req, remoting.ResSystemError, "look message by offset failed, %d: %v", h.Offset, err)
 	}
-	toDLQ := m.ReconsumeTimes >= b.maxReconsumeTimes(h.group, h.maxTimes, h.hasMaxTimes) || h.delayLevel < 0
-	tc := retryTopicConfig(h.group)
+	toDLQ := m.ReconsumeTimes >= s.maxReconsumeTimes(h.Group, h.MaxReconsumeTimes, h.MaxReconsumeTimes >= 0) || h.DelayLevel < 0
+	tc := retryTopicConfig(h.Group)
 	if toDLQ {
-		tc = dlqTopicConfig(h.group)
+		tc = dlqTopicConfig(h.Group)
 	}
-	if tc, err = b.ensureTopic(ctx, tc); err != nil {
-		return b.proposeFailure(ctx, req, err)
+	if tc, err = s.topics.ensure(ctx, tc); err != nil {
+		return s.rep.proposeFailure(ctx, req, err)
 	}
-	b.retryCopy(m, tc, toDLQ, h.delayLevel)
-	return b.storeRetry(ctx, req, m)
+	s.retryCopy(m, tc, toDLQ, int(h.DelayLevel))
+	return s.storeRetry(ctx, req, m)
 }
 
 // retryCopy turns the failed message m into its retry (or DLQ) copy.
-func (b *Broker) retryCopy(m *message.MessageExt, tc dledger.TopicConfig, toDLQ bool, delayLevel int) {
+func (s *retryService) retryCopy(m *message.MessageExt, tc meta.TopicConfig, toDLQ bool, delayLevel int) {
 	if m.Property(message.PropertyRetryTopic) == "" {
 		m.SetProperty(message.PropertyRetryTopic, m.Topic)
 	}
@@ -144,66 +111,49 @@ func (b *Broker) retryCopy(m *message.MessageExt, tc dledger.TopicConfig, toDLQ 
 	m.Topic = tc.Name
 	m.QueueID = rand.Int32N(max(tc.WriteQueueNums, 1))
 	m.ReconsumeTimes++
-	m.StoreHost, m.StoreTimestamp = b.storeHost, 0
+	m.StoreHost, m.StoreTimestamp = s.records.storeHost, 0
 }
 
 // storeRetry stores the copy (parked when it has a delay level).
-func (b *Broker) storeRetry(ctx context.Context, req *remoting.Command, m *message.MessageExt) *remoting.Command {
-	deliverAt, parked, err := b.park(m, time.Now())
+func (s *retryService) storeRetry(ctx context.Context, req *remoting.Command, m *message.MessageExt) *remoting.Command {
+	dm, err := s.records.parked(m, time.Now())
 	if err != nil {
 		return errResponse(req, remoting.ResMessageIllegal, "%v", err)
 	}
-	dm, err := b.storedMessage(m)
-	if err != nil {
-		return errResponse(req, remoting.ResMessageIllegal, "%s: %v", illegalRemark, err)
-	}
-	if parked {
-		dm.TagsCode = deliverAt
-	}
 	pctx, cancel := context.WithTimeout(ctx, sendTimeout)
 	defer cancel()
-	if _, err := b.propose(pctx, &dledger.PutMessagesCommand{Messages: []dledger.Message{dm}}); err != nil {
-		return b.proposeFailure(ctx, req, err)
+	if _, err := s.rep.propose(pctx, &dledger.PutMessagesCommand{Messages: []dledger.Message{dm}}); err != nil {
+		return s.rep.proposeFailure(ctx, req, err)
 	}
 	return okResponse(req)
 }
 
-// retryToDLQ applies the dead-letter rule to a client's own re-send to
+// toDLQ applies the dead-letter rule to a client's own re-send to
 // %RETRY%<group> (RocketMQ's handleRetryAndDLQ): once its reconsume count
 // reaches the budget it is stored in %DLQ%<group>, undelayed. The count
 // and budget come from the header, or from the RECONSUME_TIME and
-// MAX_RECONSUME_TIMES properties when a client left them there.
-func (b *Broker) retryToDLQ(ctx context.Context, req *remoting.Command, h sendHeader) (sendHeader, *remoting.Command) {
-	group, ok := strings.CutPrefix(h.topic, RetryPrefix)
-	if !ok || h.batch {
-		return h, nil
+// MAX_RECONSUME_TIMES properties when a client left them there. It
+// redirects sr in place; a non-nil answer is a failure to create the DLQ.
+func (s *retryService) toDLQ(ctx context.Context, sr *sendRequest) *remoting.Command {
+	group, ok := protocol.RetryGroup(sr.h.Topic)
+	if !ok || sr.h.Batch {
+		return nil
 	}
-	props, _ := message.DecodeProperties([]byte(h.properties))
-	times := h.reconsumeTimes
-	if n, err := strconv.Atoi(props[message.PropertyReconsumeTime]); err == nil && int32(n) > times {
+	times := sr.h.ReconsumeTimes
+	if n, err := strconv.Atoi(sr.props[message.PropertyReconsumeTime]); err == nil && int32(n) > times {
 		times = int32(n)
 	}
-	asked, has := h.maxReconsumeTimes, hasExt(req, "maxReconsumeTimes", "l") && h.maxReconsumeTimes >= 0
-	if n, err := strconv.Atoi(props[message.PropertyMaxReconsumeTimes]); err == nil && n >= 0 {
+	asked, has := sr.h.MaxReconsumeTimes, sr.h.HasMaxReconsumeTimes && sr.h.MaxReconsumeTimes >= 0
+	if n, err := strconv.Atoi(sr.props[message.PropertyMaxReconsumeTimes]); err == nil && n >= 0 {
 		asked, has = int32(n), true
 	}
-	if times < b.maxReconsumeTimes(group, asked, has) {
-		return h, nil
+	if times < s.maxReconsumeTimes(group, asked, has) {
+		return nil
 	}
-	tc, err := b.ensureTopic(ctx, dlqTopicConfig(group))
+	tc, err := s.topics.ensure(ctx, dlqTopicConfig(group))
 	if err != nil {
-		return h, b.proposeFailure(ctx, req, err)
+		return s.rep.proposeFailure(ctx, sr.req, err)
 	}
-	h.topic, h.queueID, h.toDLQ = tc.Name, 0, true
-	return h, nil
-}
-
-// hasExt reports whether req's header carries any of keys.
-func hasExt(req *remoting.Command, keys ...string) bool {
-	for _, k := range keys {
-		if _, ok := req.ExtFields[k]; ok {
-			return true
-		}
-	}
-	return false
+	sr.h.Topic, sr.h.QueueID, sr.toDLQ = tc.Name, 0, true
+	return nil
 }

@@ -6,9 +6,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/raftmq/raftmq/broker"
 	"github.com/raftmq/raftmq/broker/brokertest"
 	"github.com/raftmq/raftmq/message"
+	"github.com/raftmq/raftmq/protocol"
 	"github.com/raftmq/raftmq/remoting"
 )
 
@@ -57,7 +57,7 @@ func TestSendBackRetriesAfterLevelDelay(t *testing.T) {
 	first := nextIn(t, g, leader, "orig", 0, 3*time.Second)
 	start := time.Now().UnixMilli()
 	mustSucceed(t, g.Invoke(fol, sendBackReq("rg", first, 0, "16")), "send back via follower")
-	retry := broker.RetryTopic("rg")
+	retry := protocol.RetryTopic("rg")
 	if n := maxOffsetOf(t, g, leader, retry, 0); n != 0 {
 		t.Fatalf("retry visible before its level-3 delay: max offset %d", n)
 	}
@@ -92,7 +92,7 @@ func TestSendBackSixteenTimesThenDLQ(t *testing.T) {
 	createTopicAt(t, g, leader, "orig", 1, 6)
 	sendParked(t, g, leader, "orig", 0, nil, "doomed")
 	first := nextIn(t, g, leader, "orig", 0, 3*time.Second)
-	retry, dlq := broker.RetryTopic("dg"), broker.DLQTopic("dg")
+	retry, dlq := protocol.RetryTopic("dg"), protocol.DLQTopic("dg")
 	cur := first
 	for i := 0; i < 16; i++ { // consumed and failed: the original and 15 retries
 		mustSucceed(t, g.Invoke(leader, sendBackReq("dg", cur, 0, "")), "send back "+strconv.Itoa(i))
@@ -103,8 +103,8 @@ func TestSendBackSixteenTimesThenDLQ(t *testing.T) {
 	}
 	// The 16th retry fails too: budget spent, dead letter.
 	mustSucceed(t, g.Invoke(leader, sendBackReq("dg", cur, 0, "")), "send back 16")
-	tc, ok := g.Broker(leader).Node().Metadata().Topic(dlq)
-	if !ok || tc.Perm != broker.PermWrite {
+	tc, ok := g.Broker(leader).Metadata().Topic(dlq)
+	if !ok || tc.Perm != protocol.PermWrite {
 		t.Fatalf("DLQ topic %+v (exists %v), want perm WRITE only", tc, ok)
 	}
 	if resp := g.Invoke(leader, pullReq(pullArgs{topic: dlq})); resp.Code != remoting.ResNoPermission {

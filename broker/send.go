@@ -22,7 +22,7 @@ package broker
 // bit kept), and the request one PutMessagesCommand; the leader stamps the
 // offsets and store time in place when it commits. The answer carries the
 // offsetMsgId of each record (comma-separated for a batch), the queue and
-// the first queue offset.
+// the first queue offset. A single message's properties are decoded once.
 //
 // A message with a DELAY level is parked in SCHEDULE_TOPIC_XXXX (delay.go)
 // and delivered to the queue it names when due. A client's re-send to
@@ -34,15 +34,18 @@ package broker
 
 import (
 	"context"
-	"fmt"
 	"math/rand/v2"
 	"net/netip"
 	"strconv"
 	"sync/atomic"
 	"time"
 
+	"github.com/hashicorp/go-hclog"
+
+	"github.com/raftmq/raftmq/broker/meta"
 	"github.com/raftmq/raftmq/dledger"
 	"github.com/raftmq/raftmq/message"
+	"github.com/raftmq/raftmq/protocol"
 	"github.com/raftmq/raftmq/remoting"
 )
 
@@ -58,144 +61,85 @@ const (
 	traceOn  = "true"
 )
 
-// notAllowedSendTopics are RocketMQ's TopicValidator.NOT_ALLOWED_SEND_TOPIC_SET.
-var notAllowedSendTopics = map[string]bool{
-	ScheduleTopic:                        true,
-	TimerTopic:                           true,
-	"RMQ_SYS_TRANS_HALF_TOPIC":           true,
-	"RMQ_SYS_TRANS_OP_HALF_TOPIC":        true,
-	"RMQ_SYS_TRANS_CHECK_MAX_TIME_TOPIC": true,
-}
-
 // putStats counts what this node stored as leader, for runtime info.
 type putStats struct {
 	messages atomic.Int64
 	bytes    atomic.Int64
 }
 
-func (b *Broker) registerSend() {
-	b.handle(remoting.ReqSendMessage, b.sendMessage)
-	b.handle(remoting.ReqSendMessageV2, b.sendMessage)
-	b.handle(remoting.ReqSendBatchMessage, b.sendMessage)
+// sendService serves the send codes.
+type sendService struct {
+	rep     *replica
+	topics  *topicTable
+	records *recordBuilder
+	retries *retryService // the DLQ rule of %RETRY% re-sends
+	// registered is told when a send created a topic (re-register).
+	registered func()
+	autoCreateOn bool
+	queueNums    int32 // DefaultQueueNums of auto-created topics
+	log          hclog.Logger
+	puts       putStats
 }
 
-// sendHeader is RocketMQ's SendMessageRequestHeader.
-type sendHeader struct {
-	producerGroup         string
-	topic                 string
-	defaultTopic          string
-	defaultTopicQueueNums int32
-	queueID               int32
-	sysFlag               int32
-	bornTimestamp         int64
-	flag                  int32
-	properties            string
-	reconsumeTimes        int32
-	maxReconsumeTimes     int32
-	batch                 bool
-	toDLQ                 bool // a %RETRY% re-send over its budget (retry.go)
+func (s *sendService) register(m mux) {
+	m.HandleFunc(remoting.ReqSendMessage, s.sendMessage)
+	m.HandleFunc(remoting.ReqSendMessageV2, s.sendMessage)
+	m.HandleFunc(remoting.ReqSendBatchMessage, s.sendMessage)
 }
 
-// v2Keys maps SendMessageRequestHeaderV2's one-letter keys to V1's.
-var v2Keys = map[string]string{
-	"a": "producerGroup", "b": "topic", "c": "defaultTopic", "d": "defaultTopicQueueNums",
-	"e": "queueId", "f": "sysFlag", "g": "bornTimestamp", "h": "flag", "i": "properties",
-	"j": "reconsumeTimes", "k": "unitMode", "l": "maxReconsumeTimes", "m": "batch", "n": "bname",
-}
-
-// parseSendHeader reads a V1 or V2 header. topic and queueId are required;
-// other numbers default to 0, and a number that does not parse is an error.
-func parseSendHeader(req *remoting.Command) (sendHeader, error) {
-	ext := req.ExtFields
-	if req.Code != remoting.ReqSendMessage {
-		ext = make(map[string]string, len(req.ExtFields))
-		for k, v := range req.ExtFields {
-			if long, ok := v2Keys[k]; ok {
-				k = long
-			}
-			ext[k] = v
-		}
-	}
-	h := sendHeader{
-		producerGroup: ext["producerGroup"], topic: ext["topic"], defaultTopic: ext["defaultTopic"],
-		properties: ext["properties"], batch: ext["batch"] == "true" || req.Code == remoting.ReqSendBatchMessage,
-	}
-	if h.topic == "" {
-		return h, fmt.Errorf("the custom field <topic> is null")
-	}
-	if _, ok := ext["queueId"]; !ok {
-		return h, fmt.Errorf("the custom field <queueId> is null")
-	}
-	var err error
-	int32s := []struct {
-		key string
-		dst *int32
-	}{
-		{"defaultTopicQueueNums", &h.defaultTopicQueueNums}, {"queueId", &h.queueID}, {"sysFlag", &h.sysFlag},
-		{"flag", &h.flag}, {"reconsumeTimes", &h.reconsumeTimes}, {"maxReconsumeTimes", &h.maxReconsumeTimes},
-	}
-	for _, f := range int32s {
-		if *f.dst, err = extInt32(ext, f.key); err != nil {
-			return h, err
-		}
-	}
-	if v := ext["bornTimestamp"]; v != "" {
-		if h.bornTimestamp, err = strconv.ParseInt(v, 10, 64); err != nil {
-			return h, fmt.Errorf("header field bornTimestamp %q is not a number", v)
-		}
-	}
-	return h, nil
-}
-
-func extInt32(ext map[string]string, key string) (int32, error) {
-	v := ext[key]
-	if v == "" {
-		return 0, nil
-	}
-	n, err := strconv.ParseInt(v, 10, 32)
-	if err != nil {
-		return 0, fmt.Errorf("header field %s %q is not a 32-bit number", key, v)
-	}
-	return int32(n), nil
+// sendRequest is one send as the handler works on it.
+type sendRequest struct {
+	req *remoting.Command
+	h   protocol.SendMessageHeader
+	// props are a single message's properties, decoded once (propsErr
+	// when they do not decode); nil for a batch.
+	props    map[string]string
+	propsErr error
+	toDLQ    bool // a %RETRY% re-send over its budget (retry.go)
+	queueID  int32
 }
 
 // sendMessage serves codes 10, 310 and 320.
-func (b *Broker) sendMessage(ctx context.Context, c *remoting.Conn, req *remoting.Command) *remoting.Command {
+func (s *sendService) sendMessage(ctx context.Context, c *remoting.Conn, req *remoting.Command) *remoting.Command {
 	req = withBornHost(c, req)
-	if !b.node.IsLeader() {
-		return b.forward(ctx, req)
+	if !s.rep.isLeader() {
+		return s.rep.forward(ctx, req)
 	}
-	h, err := parseSendHeader(req)
+	h, err := protocol.DecodeSendMessageHeader(req.Code, req.ExtFields)
 	if err != nil {
 		return errResponse(req, remoting.ResSystemError, "bad send header: %v", err)
 	}
-	tc, resp := b.checkSend(ctx, req, h)
+	sr := &sendRequest{req: req, h: h}
+	tc, resp := s.checkSend(ctx, sr)
 	if resp != nil {
 		return resp
 	}
-	if h, resp = b.retryToDLQ(ctx, req, h); resp != nil {
+	if !h.Batch {
+		sr.props, sr.propsErr = message.DecodeProperties([]byte(h.Properties))
+	}
+	if resp := s.retries.toDLQ(ctx, sr); resp != nil {
 		return resp
 	}
-	queueID := h.queueID
-	if queueID < 0 {
-		queueID = rand.Int32N(max(tc.WriteQueueNums, 1))
+	sr.queueID = sr.h.QueueID
+	if sr.queueID < 0 {
+		sr.queueID = rand.Int32N(max(tc.WriteQueueNums, 1))
 	}
 	var msgs []dledger.Message
-	if h.batch {
-		msgs, resp = b.buildBatch(req, h, queueID)
+	if sr.h.Batch {
+		msgs, resp = s.records.batch(sr)
 	} else {
-		msgs, resp = b.buildSingle(req, h, queueID)
+		msgs, resp = s.records.single(sr)
 	}
 	if resp != nil {
 		return resp
 	}
 	pctx, cancel := context.WithTimeout(ctx, sendTimeout)
 	defer cancel()
-	res, err := b.propose(pctx, &dledger.PutMessagesCommand{Messages: msgs})
+	res, err := s.rep.propose(pctx, &dledger.PutMessagesCommand{Messages: msgs})
 	if err != nil {
-		return b.proposeFailure(ctx, req, err)
+		return s.rep.proposeFailure(ctx, req, err)
 	}
-	return b.sendResponse(req, h, queueID, msgs, res)
+	return s.sendResponse(sr, msgs, res)
 }
 
 // withBornHost records the producer's address in a request that may be
@@ -224,30 +168,31 @@ func bornHost(req *remoting.Command) netip.AddrPort {
 
 // checkSend validates the header against the topic table, creating the
 // topic if RocketMQ would. A non-nil response is the answer.
-func (b *Broker) checkSend(ctx context.Context, req *remoting.Command, h sendHeader) (dledger.TopicConfig, *remoting.Command) {
-	if err := ValidateTopic(h.topic); err != nil {
-		return dledger.TopicConfig{}, errResponse(req, remoting.ResSystemError, "%v", err)
+func (s *sendService) checkSend(ctx context.Context, sr *sendRequest) (meta.TopicConfig, *remoting.Command) {
+	req, h := sr.req, sr.h
+	if err := protocol.ValidateTopic(h.Topic); err != nil {
+		return meta.TopicConfig{}, errResponse(req, remoting.ResSystemError, "%v", err)
 	}
-	if h.topic == DefaultTopic {
-		return dledger.TopicConfig{}, errResponse(req, remoting.ResSystemError,
-			"the topic[%s] is conflict with system reserved words", h.topic)
+	if h.Topic == protocol.DefaultTopic {
+		return meta.TopicConfig{}, errResponse(req, remoting.ResSystemError,
+			"the topic[%s] is conflict with system reserved words", h.Topic)
 	}
-	if notAllowedSendTopics[h.topic] {
-		return dledger.TopicConfig{}, errResponse(req, remoting.ResNoPermission, "sending message to topic[%s] is forbidden", h.topic)
+	if protocol.SendForbidden(h.Topic) {
+		return meta.TopicConfig{}, errResponse(req, remoting.ResNoPermission, "sending message to topic[%s] is forbidden", h.Topic)
 	}
-	tc, ok := b.topic(h.topic)
+	tc, ok := s.topics.topic(h.Topic)
 	if !ok {
 		var resp *remoting.Command
-		if tc, resp = b.autoCreate(ctx, req, h); resp != nil {
+		if tc, resp = s.autoCreate(ctx, sr); resp != nil {
 			return tc, resp
 		}
 	}
-	if tc.Perm&PermWrite == 0 {
-		return tc, errResponse(req, remoting.ResNoPermission, "the topic[%s] sending message is forbidden (perm %d)", h.topic, tc.Perm)
+	if !protocol.Writable(tc.Perm) {
+		return tc, errResponse(req, remoting.ResNoPermission, "the topic[%s] sending message is forbidden (perm %d)", h.Topic, tc.Perm)
 	}
-	if limit := max(tc.WriteQueueNums, tc.ReadQueueNums); h.queueID >= limit {
+	if limit := max(tc.WriteQueueNums, tc.ReadQueueNums); h.QueueID >= limit {
 		return tc, errResponse(req, remoting.ResSystemError,
-			"request queueId[%d] is illegal, topic %s has %d write / %d read queues", h.queueID, h.topic, tc.WriteQueueNums, tc.ReadQueueNums)
+			"request queueId[%d] is illegal, topic %s has %d write / %d read queues", h.QueueID, h.Topic, tc.WriteQueueNums, tc.ReadQueueNums)
 	}
 	return tc, nil
 }
@@ -257,46 +202,48 @@ func (b *Broker) checkSend(ctx context.Context, req *remoting.Command, h sendHea
 // inherit perm (TBW102 when auto-creation is on), with
 // min(defaultTopicQueueNums, the default topic's queues) queues, or as a
 // one-queue %RETRY% topic.
-func (b *Broker) autoCreate(ctx context.Context, req *remoting.Command, h sendHeader) (dledger.TopicConfig, *remoting.Command) {
-	var tc dledger.TopicConfig
-	if def, ok := b.inheritableTopic(h.defaultTopic); ok {
+func (s *sendService) autoCreate(ctx context.Context, sr *sendRequest) (meta.TopicConfig, *remoting.Command) {
+	req, h := sr.req, sr.h
+	var tc meta.TopicConfig
+	if def, ok := s.inheritableTopic(h.DefaultTopic); ok {
 		n := def.WriteQueueNums
-		if h.defaultTopic == DefaultTopic {
-			n = min(n, b.cfg.DefaultQueueNums)
+		if h.DefaultTopic == protocol.DefaultTopic {
+			n = min(n, s.queueNums)
 		}
-		if h.defaultTopicQueueNums > 0 {
-			n = min(n, h.defaultTopicQueueNums)
+		if h.DefaultTopicQueueNums > 0 {
+			n = min(n, h.DefaultTopicQueueNums)
 		}
-		tc = dledger.TopicConfig{Name: h.topic, ReadQueueNums: n, WriteQueueNums: n, Perm: def.Perm &^ PermInherit}
-	} else if len(h.topic) > len(RetryPrefix) && h.topic[:len(RetryPrefix)] == RetryPrefix {
-		tc = retryTopicConfig(h.topic[len(RetryPrefix):])
+		tc = meta.TopicConfig{Name: h.Topic, ReadQueueNums: n, WriteQueueNums: n, Perm: def.Perm &^ protocol.PermInherit}
+	} else if group, ok := protocol.RetryGroup(h.Topic); ok {
+		tc = retryTopicConfig(group)
 	} else {
-		return tc, errResponse(req, remoting.ResTopicNotExist, "topic[%s] not exist, apply first please!", h.topic)
+		return tc, errResponse(req, remoting.ResTopicNotExist, "topic[%s] not exist, apply first please!", h.Topic)
 	}
-	created, err := b.ensureTopic(ctx, tc)
+	created, err := s.topics.ensure(ctx, tc)
 	if err != nil {
-		return tc, b.proposeFailure(ctx, req, err)
+		return tc, s.rep.proposeFailure(ctx, req, err)
 	}
-	b.log.Info("topic auto-created on send", "topic", h.topic, "queues", created.WriteQueueNums, "producer", req.ExtFields[extBornHost])
-	b.reg.signal()
+	s.log.Info("topic auto-created on send", "topic", h.Topic, "queues", created.WriteQueueNums, "producer", req.ExtFields[extBornHost])
+	s.registered()
 	return created, nil
 }
 
 // inheritableTopic returns the default topic a producer named, if new
 // topics may be created from it.
-func (b *Broker) inheritableTopic(name string) (dledger.TopicConfig, bool) {
-	if name == DefaultTopic {
-		return defaultTopicConfig(), b.cfg.AutoCreateTopic
+func (s *sendService) inheritableTopic(name string) (meta.TopicConfig, bool) {
+	if name == protocol.DefaultTopic {
+		return defaultTopicConfig(), s.autoCreateOn
 	}
 	if name == "" {
-		return dledger.TopicConfig{}, false
+		return meta.TopicConfig{}, false
 	}
-	t, ok := b.topic(name)
-	return t, ok && t.Perm&PermInherit != 0
+	t, ok := s.topics.topic(name)
+	return t, ok && protocol.Inheritable(t.Perm)
 }
 
 // sendResponse is the SendMessageResponseHeader of a stored request.
-func (b *Broker) sendResponse(req *remoting.Command, h sendHeader, queueID int32, msgs []dledger.Message, res dledger.Result) *remoting.Command {
+func (s *sendService) sendResponse(sr *sendRequest, msgs []dledger.Message, res dledger.Result) *remoting.Command {
+	req := sr.req
 	if len(res.Messages) != len(msgs) || len(msgs) == 0 {
 		return errResponse(req, remoting.ResSystemError, "stored %d of %d messages", len(res.Messages), len(msgs))
 	}
@@ -306,20 +253,20 @@ func (b *Broker) sendResponse(req *remoting.Command, h sendHeader, queueID int32
 		if i > 0 {
 			ids = append(ids, ',')
 		}
-		ids = append(ids, message.EncodeOffsetMsgID(b.storeHost, r.CommitOffset)...)
+		ids = append(ids, message.EncodeOffsetMsgID(s.records.storeHost, r.CommitOffset)...)
 		size += int64(len(msgs[i].Record))
 	}
-	b.puts.messages.Add(int64(len(msgs)))
-	b.puts.bytes.Add(size)
+	s.puts.messages.Add(int64(len(msgs)))
+	s.puts.bytes.Add(size)
 	resp := okResponse(req)
 	resp.ExtFields["msgId"] = string(ids)
-	resp.ExtFields["queueId"] = strconv.Itoa(int(queueID))
+	resp.ExtFields["queueId"] = strconv.Itoa(int(sr.queueID))
 	resp.ExtFields["queueOffset"] = strconv.FormatInt(res.Messages[0].QueueOffset, 10)
 	resp.ExtFields[message.PropertyMsgRegion] = regionID
 	resp.ExtFields[message.PropertyTraceOn] = traceOn
-	if !h.batch && message.TransactionValue(h.sysFlag) == message.SysFlagTransactionPrepared {
-		if props, err := message.DecodeProperties([]byte(h.properties)); err == nil && props[message.PropertyUniqKey] != "" {
-			resp.ExtFields["transactionId"] = props[message.PropertyUniqKey]
+	if !sr.h.Batch && message.TransactionValue(sr.h.SysFlag) == message.SysFlagTransactionPrepared {
+		if u := sr.props[message.PropertyUniqKey]; u != "" {
+			resp.ExtFields["transactionId"] = u
 		}
 	}
 	return resp

@@ -6,75 +6,80 @@ package broker
 // leader stamps them when it commits the entry.
 
 import (
-	"strings"
+	"net/netip"
 	"time"
 
 	"github.com/raftmq/raftmq/dledger"
-	"github.com/raftmq/raftmq/indexfile"
 	"github.com/raftmq/raftmq/message"
+	"github.com/raftmq/raftmq/protocol"
 	"github.com/raftmq/raftmq/remoting"
+	"github.com/raftmq/raftmq/store"
 )
 
 // illegalRemark is RocketMQ's remark for a message the store refuses.
 const illegalRemark = "the message is illegal, maybe msg body or properties length not matched"
 
-// buildSingle builds the record of a SEND_MESSAGE(_V2).
-func (b *Broker) buildSingle(req *remoting.Command, h sendHeader, queueID int32) ([]dledger.Message, *remoting.Command) {
-	if len(req.Body) > b.cfg.MaxMessageSize {
-		return nil, errResponse(req, remoting.ResMessageIllegal, "%s: body %d bytes, limit %d", illegalRemark, len(req.Body), b.cfg.MaxMessageSize)
+// recordBuilder turns messages into stored records: sends, retries and
+// scheduled deliveries all go through it.
+type recordBuilder struct {
+	cluster   string
+	storeHost netip.AddrPort
+	maxBody   int
+	park      *parker
+}
+
+// single builds the record of a SEND_MESSAGE(_V2).
+func (rb *recordBuilder) single(sr *sendRequest) ([]dledger.Message, *remoting.Command) {
+	req, h := sr.req, sr.h
+	if len(req.Body) > rb.maxBody {
+		return nil, errResponse(req, remoting.ResMessageIllegal, "%s: body %d bytes, limit %d", illegalRemark, len(req.Body), rb.maxBody)
 	}
-	if len(h.properties) > message.MaxPropertiesLen {
-		return nil, errResponse(req, remoting.ResMessageIllegal, "%s: properties %d bytes, limit %d", illegalRemark, len(h.properties), message.MaxPropertiesLen)
+	if len(h.Properties) > message.MaxPropertiesLen {
+		return nil, errResponse(req, remoting.ResMessageIllegal, "%s: properties %d bytes, limit %d", illegalRemark, len(h.Properties), message.MaxPropertiesLen)
 	}
-	props, err := message.DecodeProperties([]byte(h.properties))
-	if err != nil {
-		return nil, errResponse(req, remoting.ResMessageIllegal, "%s: %v", illegalRemark, err)
+	if sr.propsErr != nil {
+		return nil, errResponse(req, remoting.ResMessageIllegal, "%s: %v", illegalRemark, sr.propsErr)
 	}
+	props := sr.props
 	if props == nil {
 		props = map[string]string{}
 	}
 	// RocketMQ stamps the cluster name on every message it stores.
-	props[message.PropertyCluster] = b.cfg.Cluster
-	if h.toDLQ {
+	props[message.PropertyCluster] = rb.cluster
+	if sr.toDLQ {
 		delete(props, message.PropertyDelayLevel) // dead letters wait for no one
 	}
 	m := &message.MessageExt{
-		Message:        message.Message{Topic: h.topic, Flag: h.flag, Properties: props, Body: req.Body},
-		QueueID:        queueID,
-		SysFlag:        h.sysFlag,
-		BornTimestamp:  h.bornTimestamp,
+		Message:        message.Message{Topic: h.Topic, Flag: h.Flag, Properties: props, Body: req.Body},
+		QueueID:        sr.queueID,
+		SysFlag:        h.SysFlag,
+		BornTimestamp:  h.BornTimestamp,
 		BornHost:       bornHost(req),
-		StoreHost:      b.storeHost,
-		ReconsumeTimes: h.reconsumeTimes,
+		StoreHost:      rb.storeHost,
+		ReconsumeTimes: h.ReconsumeTimes,
 	}
-	deliverAt, parked, err := b.park(m, time.Now())
+	dm, err := rb.parked(m, time.Now())
 	if err != nil {
 		return nil, errResponse(req, remoting.ResMessageIllegal, "%v", err)
-	}
-	dm, err := b.storedMessage(m)
-	if err != nil {
-		return nil, errResponse(req, remoting.ResMessageIllegal, "%s: %v", illegalRemark, err)
-	}
-	if parked {
-		dm.TagsCode = deliverAt // schedule queues order by deliver time
 	}
 	return []dledger.Message{dm}, nil
 }
 
-// buildBatch builds one record per inner message of a SEND_BATCH_MESSAGE.
+// batch builds one record per inner message of a SEND_BATCH_MESSAGE.
 // As RocketMQ, the whole batch body is bounded by MaxMessageSize, and
 // retry topics, delay levels and half messages are refused in batches.
-func (b *Broker) buildBatch(req *remoting.Command, h sendHeader, queueID int32) ([]dledger.Message, *remoting.Command) {
-	if len(req.Body) > b.cfg.MaxMessageSize {
-		return nil, errResponse(req, remoting.ResMessageIllegal, "%s: batch body %d bytes, limit %d", illegalRemark, len(req.Body), b.cfg.MaxMessageSize)
+func (rb *recordBuilder) batch(sr *sendRequest) ([]dledger.Message, *remoting.Command) {
+	req, h := sr.req, sr.h
+	if len(req.Body) > rb.maxBody {
+		return nil, errResponse(req, remoting.ResMessageIllegal, "%s: batch body %d bytes, limit %d", illegalRemark, len(req.Body), rb.maxBody)
 	}
-	if strings.HasPrefix(h.topic, RetryPrefix) {
-		return nil, errResponse(req, remoting.ResMessageIllegal, "batch request does not support retry group %s", h.topic)
+	if protocol.IsRetryTopic(h.Topic) {
+		return nil, errResponse(req, remoting.ResMessageIllegal, "batch request does not support retry group %s", h.Topic)
 	}
-	if message.TransactionValue(h.sysFlag) == message.SysFlagTransactionPrepared {
+	if message.TransactionValue(h.SysFlag) == message.SysFlagTransactionPrepared {
 		return nil, errResponse(req, remoting.ResMessageIllegal, "batch request does not support transaction messages")
 	}
-	inner, err := message.DecodeBatch(req.Body, h.topic)
+	inner, err := message.DecodeBatch(req.Body, h.Topic)
 	if err != nil {
 		return nil, errResponse(req, remoting.ResMessageIllegal, "bad batch body: %v", err)
 	}
@@ -89,14 +94,14 @@ func (b *Broker) buildBatch(req *remoting.Command, h sendHeader, queueID int32) 
 		}
 		m := &message.MessageExt{
 			Message:        *im,
-			QueueID:        queueID,
-			SysFlag:        h.sysFlag,
-			BornTimestamp:  h.bornTimestamp,
+			QueueID:        sr.queueID,
+			SysFlag:        h.SysFlag,
+			BornTimestamp:  h.BornTimestamp,
 			BornHost:       born,
-			StoreHost:      b.storeHost,
-			ReconsumeTimes: h.reconsumeTimes,
+			StoreHost:      rb.storeHost,
+			ReconsumeTimes: h.ReconsumeTimes,
 		}
-		dm, err := b.storedMessage(m)
+		dm, err := rb.stored(m)
 		if err != nil {
 			return nil, errResponse(req, remoting.ResMessageIllegal, "%s: message %d: %v", illegalRemark, i, err)
 		}
@@ -105,9 +110,34 @@ func (b *Broker) buildBatch(req *remoting.Command, h sendHeader, queueID int32) 
 	return out, nil
 }
 
-// storedMessage encodes m as a stored record with its tags code and index
-// keys (each KEYS entry and the UNIQ_KEY, as topic#key).
-func (b *Broker) storedMessage(m *message.MessageExt) (dledger.Message, error) {
+// parked builds m's record after redirecting it to its parking queue when
+// it must wait (a DELAY level or a timer): its consumequeue tags code is
+// then its deliver time. The error is a bad timer property or a record
+// that does not encode.
+func (rb *recordBuilder) parked(m *message.MessageExt, now time.Time) (dledger.Message, error) {
+	deliverAt, parked, err := rb.park.park(m, now)
+	if err != nil {
+		return dledger.Message{}, err
+	}
+	dm, err := rb.stored(m)
+	if err != nil {
+		return dledger.Message{}, &illegalError{err}
+	}
+	if parked {
+		dm.TagsCode = deliverAt // schedule queues order by deliver time
+	}
+	return dm, nil
+}
+
+// illegalError words a record that does not encode as RocketMQ's remark.
+type illegalError struct{ err error }
+
+func (e *illegalError) Error() string { return illegalRemark + ": " + e.err.Error() }
+func (e *illegalError) Unwrap() error { return e.err }
+
+// stored encodes m as a stored record with its tags code and index keys
+// (each KEYS entry and the UNIQ_KEY, as topic#key).
+func (rb *recordBuilder) stored(m *message.MessageExt) (dledger.Message, error) {
 	if message.PropertiesLen(m.Properties) > message.MaxPropertiesLen {
 		return dledger.Message{}, message.ErrPropertiesTooLong
 	}
@@ -121,10 +151,10 @@ func (b *Broker) storedMessage(m *message.MessageExt) (dledger.Message, error) {
 	}
 	var keys []string
 	for _, k := range m.Keys() {
-		keys = append(keys, indexfile.Key(m.Topic, k))
+		keys = append(keys, store.IndexKey(m.Topic, k))
 	}
 	if u := m.UniqKey(); u != "" {
-		keys = append(keys, indexfile.Key(m.Topic, u))
+		keys = append(keys, store.IndexKey(m.Topic, u))
 	}
 	return dledger.Message{Topic: m.Topic, QueueID: m.QueueID, TagsCode: tagsCode, Keys: keys, Record: rec}, nil
 }

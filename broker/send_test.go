@@ -12,13 +12,14 @@ import (
 	"github.com/raftmq/raftmq/broker"
 	"github.com/raftmq/raftmq/broker/brokertest"
 	"github.com/raftmq/raftmq/message"
+	"github.com/raftmq/raftmq/protocol"
 	"github.com/raftmq/raftmq/remoting"
 )
 
 // sendExt is a SEND_MESSAGE header as the official Go client builds it.
 func sendHeaderExt(topic string, queueID int, props map[string]string) map[string]string {
 	return map[string]string{
-		"producerGroup": "pg", "topic": topic, "defaultTopic": broker.DefaultTopic, "defaultTopicQueueNums": "4",
+		"producerGroup": "pg", "topic": topic, "defaultTopic": protocol.DefaultTopic, "defaultTopicQueueNums": "4",
 		"queueId": strconv.Itoa(queueID), "sysFlag": "0", "bornTimestamp": strconv.FormatInt(time.Now().UnixMilli(), 10),
 		"flag": "0", "properties": string(message.EncodeProperties(props)), "reconsumeTimes": "0",
 		"unitMode": "false", "maxReconsumeTimes": "16", "batch": "false", "bname": "broker-a",
@@ -53,7 +54,7 @@ func mustSucceed(t *testing.T, resp *remoting.Command, what string) {
 func createTopicAt(t *testing.T, g *brokertest.Group, node int, topic string, queues, perm int) {
 	t.Helper()
 	q := strconv.Itoa(queues)
-	ext := map[string]string{"topic": topic, "defaultTopic": broker.DefaultTopic, "readQueueNums": q, "writeQueueNums": q,
+	ext := map[string]string{"topic": topic, "defaultTopic": protocol.DefaultTopic, "readQueueNums": q, "writeQueueNums": q,
 		"perm": strconv.Itoa(perm), "topicFilterType": "SINGLE_TAG", "topicSysFlag": "0", "order": "false"}
 	mustSucceed(t, g.Invoke(node, remoting.NewRequest(remoting.ReqUpdateAndCreateTopic, ext, nil)), "create topic "+topic)
 }
@@ -194,16 +195,16 @@ func TestSendAutoCreateThroughTBW102(t *testing.T) {
 		ext := sendHeaderExt(c.topic, 0, nil)
 		ext["defaultTopicQueueNums"] = c.askQueues
 		mustSucceed(t, g.Invoke(c.node, remoting.NewRequest(remoting.ReqSendMessage, ext, []byte("x"))), "auto-create send")
-		tc, ok := g.Broker(leader).Node().Metadata().Topic(c.topic)
-		if !ok || tc.WriteQueueNums != c.want || tc.ReadQueueNums != c.want || tc.Perm&broker.PermInherit != 0 || tc.Perm&broker.PermWrite == 0 {
+		tc, ok := g.Broker(leader).Metadata().Topic(c.topic)
+		if !ok || tc.WriteQueueNums != c.want || tc.ReadQueueNums != c.want || tc.Perm&protocol.PermInherit != 0 || tc.Perm&protocol.PermWrite == 0 {
 			t.Fatalf("auto-created %s: %+v (exists %v), want %d queues", c.topic, tc, ok, c.want)
 		}
 	}
 	// A %RETRY% topic is created with one queue even without a default topic.
-	ext := sendHeaderExt(broker.RetryTopic("g1"), 0, nil)
+	ext := sendHeaderExt(protocol.RetryTopic("g1"), 0, nil)
 	ext["defaultTopic"] = ""
 	mustSucceed(t, g.Invoke(leader, remoting.NewRequest(remoting.ReqSendMessage, ext, []byte("r"))), "retry send")
-	if tc, ok := g.Broker(leader).Node().Metadata().Topic(broker.RetryTopic("g1")); !ok || tc.WriteQueueNums != 1 {
+	if tc, ok := g.Broker(leader).Metadata().Topic(protocol.RetryTopic("g1")); !ok || tc.WriteQueueNums != 1 {
 		t.Fatalf("retry topic: %+v %v", tc, ok)
 	}
 	// An unknown default topic cannot create anything.
@@ -222,7 +223,7 @@ func TestSendTopicNotExistWithoutAutoCreate(t *testing.T) {
 			t.Fatalf("node %d: code %d remark %q", node, resp.Code, resp.Remark)
 		}
 	}
-	if _, ok := g.Broker(leader).Node().Metadata().Topic("Unknown"); ok {
+	if _, ok := g.Broker(leader).Metadata().Topic("Unknown"); ok {
 		t.Fatal("topic was created with auto-create off")
 	}
 	var w struct {
@@ -230,14 +231,14 @@ func TestSendTopicNotExistWithoutAutoCreate(t *testing.T) {
 	}
 	resp := g.Invoke(leader, remoting.NewRequest(remoting.ReqGetAllTopicConfig, nil, nil))
 	mustSucceed(t, resp, "topic config")
-	if err := json.Unmarshal(resp.Body, &w); err != nil || w.TopicConfigTable[broker.DefaultTopic] != nil {
+	if err := json.Unmarshal(resp.Body, &w); err != nil || w.TopicConfigTable[protocol.DefaultTopic] != nil {
 		t.Fatalf("TBW102 advertised with auto-create off: %s (%v)", resp.Body, err)
 	}
 }
 
 func TestSendValidation(t *testing.T) {
 	g, leader := startGroup(t, brokertest.Options{Configure: func(_ int, c *broker.Config) { c.MaxMessageSize = 1024 }})
-	createTopicAt(t, g, leader, "ReadOnly", 2, broker.PermRead)
+	createTopicAt(t, g, leader, "ReadOnly", 2, protocol.PermRead)
 	createTopicAt(t, g, leader, "Four", 4, 6)
 
 	withExt := func(topic string, f func(map[string]string)) *remoting.Command {
@@ -255,8 +256,8 @@ func TestSendValidation(t *testing.T) {
 	}{
 		{"illegal topic chars", sendMsgReq("bad topic!", 0, nil, []byte("x")), remoting.ResSystemError, "illegal characters"},
 		{"topic too long", sendMsgReq(strings.Repeat("t", 128), 0, nil, []byte("x")), remoting.ResSystemError, "longer than"},
-		{"default topic itself", sendMsgReq(broker.DefaultTopic, 0, nil, []byte("x")), remoting.ResSystemError, "reserved"},
-		{"system topic", sendMsgReq(broker.ScheduleTopic, 0, nil, []byte("x")), remoting.ResNoPermission, "forbidden"},
+		{"default topic itself", sendMsgReq(protocol.DefaultTopic, 0, nil, []byte("x")), remoting.ResSystemError, "reserved"},
+		{"system topic", sendMsgReq(protocol.ScheduleTopic, 0, nil, []byte("x")), remoting.ResNoPermission, "forbidden"},
 		{"no write perm", sendMsgReq("ReadOnly", 0, nil, []byte("x")), remoting.ResNoPermission, "forbidden"},
 		{"queue id too big", sendMsgReq("Four", 4, nil, []byte("x")), remoting.ResSystemError, "queueId[4] is illegal"},
 		{"body too large", sendMsgReq("Four", 0, nil, make([]byte, 1025)), remoting.ResMessageIllegal, "body 1025 bytes"},

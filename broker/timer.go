@@ -9,8 +9,8 @@ package broker
 // number: MESSAGE_ILLEGAL. A DELAY level takes precedence over timers.
 //
 // Delivery is exactly once across failovers, as for delay levels, with a
-// progress that out-of-order deadlines need. Three committed values (in the
-// delay-progress table under keys timerKeyBase+0..2):
+// progress that out-of-order deadlines need: three committed values (the
+// metadata's TimerProgress, its own command):
 //
 //	O  every timer-queue offset below O has been indexed by a scheduler;
 //	T  the watermark: a message at an offset below O is delivered iff its
@@ -21,11 +21,11 @@ package broker
 // (timer_wheel.go). A round takes the due entries in deadline order (all
 // those at or before the old T — late arrivals — then up to a batch more,
 // never splitting one millisecond), and commits one PutMessagesCommand
-// with the delivered messages and the new O (everything read so far), T
-// (the latest deadline taken, never lower than before) and L, pinned to
-// the leader's term. Entries at offsets ≥ O are pending whatever their
-// time, so a message committed after T passed its deadline is delivered
-// in the next round, never lost.
+// with the delivered messages and, as its side command, the new O
+// (everything read so far), T (the latest deadline taken, never lower
+// than before) and L, pinned to the leader's term. Entries at offsets ≥ O
+// are pending whatever their time, so a message committed after T passed
+// its deadline is delivered in the next round, never lost.
 //
 // On becoming leader the wheel is rebuilt by reading the timer queue from
 // L to its end — 20 bytes of consumequeue per pending-or-skipped entry,
@@ -41,22 +41,16 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/raftmq/raftmq/consumequeue"
+	"github.com/raftmq/raftmq/broker/meta"
 	"github.com/raftmq/raftmq/dledger"
 	"github.com/raftmq/raftmq/message"
+	"github.com/raftmq/raftmq/protocol"
+	"github.com/raftmq/raftmq/store"
 )
 
 const (
-	// TimerTopic is where timer messages wait (RocketMQ 5's name).
-	TimerTopic = "rmq_sys_wheel_timer"
 	// MaxTimerDelay is the furthest ahead a timer may be set.
 	MaxTimerDelay = 7 * 24 * time.Hour
-	// timerKeyBase: the timer's O, T and L in the delay-progress table,
-	// far above any delay level's queue id.
-	timerKeyBase = 1 << 20
-	timerKeyO    = timerKeyBase
-	timerKeyT    = timerKeyBase + 1
-	timerKeyL    = timerKeyBase + 2
 	// timerBatch bounds the messages of one round (besides late arrivals
 	// and same-millisecond ties).
 	timerBatch = 256
@@ -68,18 +62,6 @@ const (
 
 // errTimerIllegal marks a bad timer property.
 var errTimerIllegal = errors.New("timer message illegal")
-
-// timerService is the leader's timer scheduler.
-type timerService struct {
-	b       *Broker
-	pending atomic.Int64 // timers in the leader's wheel
-}
-
-// PendingTimers is how many timer messages this node's wheel holds: the
-// undelivered timers when it leads, 0 on a follower.
-func (b *Broker) PendingTimers() int64 { return b.timers.pending.Load() }
-
-func (b *Broker) registerTimers() { b.timers = &timerService{b: b} }
 
 // timerDeadline reads a message's timer, ok false when it has none.
 func timerDeadline(m *message.MessageExt, now time.Time) (int64, bool, error) {
@@ -102,7 +84,7 @@ func timerDeadline(m *message.MessageExt, now time.Time) (int64, bool, error) {
 
 // parkTimer redirects a timer message due in the future to the timer
 // queue and returns its deadline.
-func (b *Broker) parkTimer(m *message.MessageExt, now time.Time) (int64, bool, error) {
+func parkTimer(m *message.MessageExt, now time.Time) (int64, bool, error) {
 	at, ok, err := timerDeadline(m, now)
 	if err != nil || !ok || at <= now.UnixMilli() {
 		return 0, false, err
@@ -114,54 +96,46 @@ func (b *Broker) parkTimer(m *message.MessageExt, now time.Time) (int64, bool, e
 	m.SetProperty(message.PropertyTimerDeliverMS, strconv.FormatInt(at, 10))
 	m.SetProperty(message.PropertyRealTopic, m.Topic)
 	m.SetProperty(message.PropertyRealQueueID, strconv.Itoa(int(m.QueueID)))
-	m.Topic, m.QueueID = TimerTopic, 0
+	m.Topic, m.QueueID = protocol.TimerTopic, 0
 	return at, true, nil
 }
 
-// timerProgress is the committed O, T, L.
-type timerProgress struct{ o, t, l int64 }
-
-func (b *Broker) loadTimerProgress() timerProgress {
-	md := b.node.Metadata()
-	o, _ := md.DelayOffset(timerKeyO)
-	t, _ := md.DelayOffset(timerKeyT)
-	l, _ := md.DelayOffset(timerKeyL)
-	return timerProgress{o, t, min(l, o)}
-}
-
-func (p timerProgress) entries() []dledger.DelayProgress {
-	return []dledger.DelayProgress{{QueueID: timerKeyO, Offset: p.o}, {QueueID: timerKeyT, Offset: p.t}, {QueueID: timerKeyL, Offset: p.l}}
+// timerScheduler is the leader's timer scheduler.
+type timerScheduler struct {
+	*scheduled
+	pending atomic.Int64 // timers in the leader's wheel
 }
 
 // timerRun is one leader term's scheduler state.
 type timerRun struct {
-	b       *Broker
+	s       *timerScheduler
 	term    uint64
-	prog    timerProgress // committed
-	scan    int64         // next timer-queue offset to index
+	prog    meta.TimerProgress // committed
+	scan    int64              // next timer-queue offset to index
 	wheel   *timerWheel
 	lowDone time.Time
 }
 
-var timerQueueKey = dledger.QueueKey{Topic: TimerTopic, QueueID: 0}
+var timerQueueKey = dledger.QueueKey{Topic: protocol.TimerTopic, QueueID: 0}
 
 // run delivers timers until ctx ends or something fails.
-func (s *timerService) run(ctx context.Context) error {
-	b := s.b
-	term, err := b.leaderBarrier(ctx)
+func (s *timerScheduler) run(ctx context.Context) error {
+	term, err := s.rep.barrier(ctx)
 	if err != nil {
 		return err
 	}
-	r := &timerRun{b: b, term: term, prog: b.loadTimerProgress(), wheel: newTimerWheel(), lowDone: time.Now()}
-	r.scan = r.prog.l
+	prog := s.meta.Timer()
+	prog.L = min(prog.L, prog.O)
+	r := &timerRun{s: s, term: term, prog: prog, wheel: newTimerWheel(), lowDone: time.Now()}
+	r.scan = r.prog.L
 	defer s.pending.Store(0)
 	start := time.Now()
 	if err := r.index(); err != nil {
 		return err
 	}
-	b.log.Info("timer wheel rebuilt", "pending", r.wheel.n, "scanned", r.scan-r.prog.l, "took", time.Since(start))
+	s.log.Info("timer wheel rebuilt", "pending", r.wheel.n, "scanned", r.scan-r.prog.L, "took", time.Since(start))
 	for ctx.Err() == nil {
-		grown := b.sinks.arrival.wait(timerQueueKey)
+		grown := s.store.WaitArrival(timerQueueKey)
 		if err := r.index(); err != nil {
 			return err
 		}
@@ -184,41 +158,38 @@ func (s *timerService) run(ctx context.Context) error {
 
 // index adds the timer-queue entries from scan on that are still pending.
 func (r *timerRun) index() error {
-	q, ok := r.b.cq.Lookup(TimerTopic, 0)
-	if !ok {
-		return nil
-	}
-	if minOff := q.MinOffset(); r.scan < minOff {
-		r.scan = minOff // retention removed the rest
-	}
-	var buf []consumequeue.Entry
+	var buf []store.Entry
 	for {
-		var err error
-		buf, err = q.Read(r.scan, timerScanChunk, buf[:0])
+		entries, minOff, err := r.s.store.ReadEntries(timerQueueKey.Topic, 0, r.scan, timerScanChunk, buf)
+		if errors.Is(err, store.ErrOffsetOutOfRange) && r.scan < minOff {
+			r.scan = minOff // retention removed the rest
+			continue
+		}
 		if err != nil {
 			return fmt.Errorf("broker: reading the timer queue at %d: %w", r.scan, err)
 		}
-		for _, e := range buf {
-			if r.scan >= r.prog.o || e.TagsCode > r.prog.t {
+		for _, e := range entries {
+			if r.scan >= r.prog.O || e.TagsCode > r.prog.T {
 				r.wheel.add(timerEntry{offset: r.scan, deliverMs: e.TagsCode, commit: e.CommitOffset, size: e.Size})
 			}
 			r.scan++
 		}
-		if len(buf) < timerScanChunk {
+		if len(entries) < timerScanChunk {
 			return nil
 		}
+		buf = entries
 	}
 }
 
 // round delivers what is due at nowMs, reporting whether it committed.
 func (r *timerRun) round(ctx context.Context, nowMs int64) (bool, error) {
-	taken, mark := r.wheel.takeDue(nowMs, r.prog.t, timerBatch)
+	taken, mark := r.wheel.takeDue(nowMs, r.prog.T, timerBatch)
 	if len(taken) == 0 {
 		return false, nil
 	}
 	msgs := make([]dledger.Message, 0, len(taken))
 	for _, e := range taken {
-		m, err := r.b.rebuildDue(consumequeue.Entry{CommitOffset: e.commit, Size: e.size, TagsCode: e.deliverMs})
+		m, err := r.s.rebuildDue(store.Entry{CommitOffset: e.commit, Size: e.size, TagsCode: e.deliverMs})
 		if err != nil {
 			return false, err
 		}
@@ -226,14 +197,14 @@ func (r *timerRun) round(ctx context.Context, nowMs int64) (bool, error) {
 			msgs = append(msgs, *m)
 		}
 	}
-	next := timerProgress{o: r.scan, t: mark, l: r.prog.l}
+	next := meta.TimerProgress{O: r.scan, T: mark, L: r.prog.L}
 	if r.wheel.n == 0 {
-		next.l = r.scan
+		next.L = r.scan
 	} else if time.Since(r.lowDone) > timerLowEvery {
-		next.l, _ = r.wheel.minOffset()
+		next.L, _ = r.wheel.minOffset()
 		r.lowDone = time.Now()
 	}
-	if err := r.b.deliver(ctx, r.term, msgs, next.entries()...); err != nil {
+	if err := r.s.deliver(ctx, r.term, msgs, &meta.TimerProgressCommand{Progress: next}); err != nil {
 		return false, err
 	}
 	r.prog = next

@@ -12,6 +12,7 @@ import (
 	"github.com/raftmq/raftmq/broker/brokertest"
 	"github.com/raftmq/raftmq/dledger"
 	"github.com/raftmq/raftmq/message"
+	"github.com/raftmq/raftmq/protocol"
 	"github.com/raftmq/raftmq/remoting"
 )
 
@@ -22,14 +23,14 @@ func parkTimers(b *testing.B, node *dledger.Node, n int) {
 	for done := 0; done < n; {
 		msgs := make([]dledger.Message, 0, 2000)
 		for i := 0; i < 2000 && done < n; i, done = i+1, done+1 {
-			m := &message.MessageExt{Message: message.Message{Topic: broker.TimerTopic, Body: []byte("t"), Properties: map[string]string{
+			m := &message.MessageExt{Message: message.Message{Topic: protocol.TimerTopic, Body: []byte("t"), Properties: map[string]string{
 				message.PropertyRealTopic: "bench", message.PropertyRealQueueID: "0",
 				message.PropertyTimerDeliverMS: strconv.FormatInt(at+int64(done), 10)}}}
 			rec, err := message.AppendExt(nil, m)
 			if err != nil {
 				b.Fatal(err)
 			}
-			msgs = append(msgs, dledger.Message{Topic: broker.TimerTopic, TagsCode: at + int64(done), Record: rec})
+			msgs = append(msgs, dledger.Message{Topic: protocol.TimerTopic, TagsCode: at + int64(done), Record: rec})
 		}
 		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 		_, err := node.Propose(ctx, &dledger.PutMessagesCommand{Messages: msgs})

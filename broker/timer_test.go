@@ -7,8 +7,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/raftmq/raftmq/broker"
 	"github.com/raftmq/raftmq/message"
+	"github.com/raftmq/raftmq/protocol"
 	"github.com/raftmq/raftmq/remoting"
 )
 
@@ -69,7 +69,7 @@ func TestTimerMessagesDeliveredOnTime(t *testing.T) {
 			t.Fatalf("%s: %d %q, want MESSAGE_ILLEGAL", name, resp.Code, resp.Remark)
 		}
 	}
-	if resp := g.Invoke(leader, sendMsgReq(broker.TimerTopic, 0, nil, []byte("x"))); resp.Code != remoting.ResNoPermission {
+	if resp := g.Invoke(leader, sendMsgReq(protocol.TimerTopic, 0, nil, []byte("x"))); resp.Code != remoting.ResNoPermission {
 		t.Fatalf("send to the timer topic: %d", resp.Code)
 	}
 }

@@ -31,7 +31,7 @@ func brokerFlags() []ucli.Flag {
 		&ucli.StringFlag{Name: "flush", Value: "SYNC_FLUSH", Usage: "SYNC_FLUSH (fsync before acknowledging) or ASYNC_FLUSH (loses acknowledged messages if a majority loses power)"},
 		&ucli.BoolFlag{Name: "join", Usage: "this node is new to an existing group: wait to be added (raftmq cluster add-voter) instead of bootstrapping"},
 		&ucli.BoolFlag{Name: "auto-create-topic", Usage: "create unknown topics on first send (through TBW102)"},
-		&ucli.Int64Flag{Name: "segment-size", Value: def.SegmentSize, Usage: "commitlog segment size in bytes"},
+		&ucli.Int64Flag{Name: "segment-size", Value: def.Store.CommitLog.SegmentSize, Usage: "commitlog segment size in bytes"},
 		&ucli.IntFlag{Name: "max-message-size", Value: def.MaxMessageSize, Usage: "largest accepted message body in bytes"},
 		&ucli.IntFlag{Name: "raft-max-inflight", Value: raftDef.MaxInflight, Usage: "raft entries the leader keeps proposed but not yet committed; sends arriving meanwhile share the next entry"},
 		&ucli.BoolFlag{Name: "serial-leader-write", Usage: "the leader fsyncs an entry before replicating it, instead of in parallel (slower; for comparison)"},
@@ -105,7 +105,7 @@ func brokerConfig(c *ucli.Context) (broker.Config, error) {
 	cfg.NameServers = splitList(c.String("namesrv"))
 	cfg.AutoCreateTopic = c.Bool("auto-create-topic")
 	cfg.Join = c.Bool("join")
-	cfg.SegmentSize, cfg.MaxMessageSize = c.Int64("segment-size"), c.Int("max-message-size")
+	cfg.Store.CommitLog.SegmentSize, cfg.MaxMessageSize = c.Int64("segment-size"), c.Int("max-message-size")
 	rc := dledger.DefaultConfig()
 	rc.MaxInflight, rc.SerialLeaderWrite = c.Int("raft-max-inflight"), c.Bool("serial-leader-write")
 	cfg.Raft = &rc
@@ -120,7 +120,7 @@ func brokerConfig(c *ucli.Context) (broker.Config, error) {
 	if err != nil {
 		return cfg, err
 	}
-	cfg.FlushMode = mode
+	cfg.Store.CommitLog.FlushMode = mode
 	cfg.Logger = newLogger(c, "raftmq")
 	return cfg, cfg.Validate()
 }

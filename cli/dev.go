@@ -96,7 +96,7 @@ func startDev(c *ucli.Context) (*devCluster, error) {
 		cfg := broker.DefaultConfig()
 		cfg.Cluster, cfg.BrokerName, cfg.NodeID, cfg.Peers = "DevCluster", "broker-a", p.ID, peers
 		cfg.ListenAddr, cfg.DataDir = p.RemotingAddr, filepath.Join(c.String("data"), p.ID)
-		cfg.NameServers, cfg.AutoCreateTopic, cfg.FlushMode = []string{dc.nsAddr}, true, mode
+		cfg.NameServers, cfg.AutoCreateTopic, cfg.Store.CommitLog.FlushMode = []string{dc.nsAddr}, true, mode
 		if hp := c.Int("http-port"); hp > 0 {
 			cfg.HTTPAddr = net.JoinHostPort(host, strconv.Itoa(hp+10*len(dc.brokers)))
 			if dc.httpAddr == "" {

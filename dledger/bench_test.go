@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/raftmq/raftmq/commitlog"
 	"github.com/raftmq/raftmq/dledger"
 	"github.com/raftmq/raftmq/dledger/dledgertest"
 	"github.com/raftmq/raftmq/internal/vfs"
@@ -45,9 +46,10 @@ func itoa(n int) string {
 func benchReplication(b *testing.B, proposers, inflight int) {
 	syncs := make([]atomic.Int64, 3)
 	c := dledgertest.New(b, dledgertest.Options{TCP: true, Configure: func(i int, cfg *dledger.Config) {
-		cfg.CommitLog.FS = countingFS(&syncs[i])
-		cfg.CommitLog.SegmentSize = 256 << 20
 		cfg.MaxInflight = inflight
+	}, ConfigureLog: func(i int, cc *commitlog.Config) {
+		cc.FS = countingFS(&syncs[i])
+		cc.SegmentSize = 256 << 20
 	}})
 	l := c.Node(c.WaitLeader(5 * time.Second))
 	body := make([]byte, 1024-150) // record ≈ 1 KiB with the stored-layout header

@@ -3,13 +3,13 @@ package dledger
 import (
 	"errors"
 	"fmt"
+	"maps"
 	"net"
+	"slices"
 	"time"
 
 	"github.com/hashicorp/go-hclog"
 	"github.com/hashicorp/raft"
-
-	"github.com/raftmq/raftmq/commitlog"
 )
 
 // Peer is one voting member of the group.
@@ -35,15 +35,14 @@ type Config struct {
 	// snapshots.
 	DataDir string
 
-	// LogStore is the raft log. nil opens the commitlog in
-	// DataDir/commitlog (configured by CommitLog), which is what a broker
-	// runs; tests may pass raft's InmemStore.
+	// LogStore is the raft log, required: the message store's commitlog
+	// (opened with SpanFunc) in a broker, raft's InmemStore in some
+	// tests. The node owns it only for the raft traffic: whoever opened it
+	// closes it, after the node. Optional capabilities are found by type
+	// assertion: a DeferredSyncLog lets the leader fsync its copy in
+	// parallel with replicating it, a FlooredLog is told the last
+	// snapshot index so its retention never removes what raft replays.
 	LogStore raft.LogStore
-	// CommitLog configures the default log store; nil means
-	// commitlog.DefaultConfig() (SYNC_FLUSH). Dir defaults to
-	// DataDir/commitlog; Span and Retention.Floor are always set by the
-	// node (SpanFunc, and the last snapshot index so raft can replay).
-	CommitLog *commitlog.Config
 	// StableStore overrides the raft-boltdb store in DataDir (tests).
 	StableStore raft.StableStore
 	// SnapshotStore overrides the file snapshot store in DataDir (tests).
@@ -53,9 +52,12 @@ type Config struct {
 	// raft.WithClose.
 	Transport raft.Transport
 
-	// QueueSink and IndexSink receive applied messages; nil drops them.
-	QueueSink QueueSink
-	IndexSink IndexSink
+	// Dispatcher receives the messages of every applied put entry (the
+	// message store's consumequeue and index); nil drops them.
+	Dispatcher Dispatcher
+	// StateMachine applies every other command (the broker group's
+	// metadata) and is snapshotted with the node; nil allows puts only.
+	StateMachine StateMachine
 	// OnLeaderChange, if set, is called on a single goroutine, in order,
 	// whenever this node observes a new leader (or the loss of one).
 	OnLeaderChange func(LeaderEvent)
@@ -94,7 +96,7 @@ type Config struct {
 	// to the followers (hashicorp/raft's own order) instead of in parallel
 	// with replicating it (leaderwrite.go). Either way an entry is applied
 	// and answered only once a majority, the leader included, fsynced it.
-	// Default false; it only applies to the commitlog log store.
+	// Default false; it only applies to a DeferredSyncLog.
 	SerialLeaderWrite bool
 
 	// MaxBatchMessages and MaxBatchBytes bound one coalesced entry.
@@ -125,7 +127,8 @@ type Config struct {
 }
 
 // DefaultConfig returns a Config with every tunable set to its default.
-// NodeID, RaftAddr, DataDir and LogStore must still be set.
+// NodeID, RaftAddr, DataDir, LogStore, Dispatcher and StateMachine must
+// still be set.
 func DefaultConfig() Config {
 	return Config{
 		HeartbeatTimeout:    500 * time.Millisecond,
@@ -160,11 +163,11 @@ func (c *Config) Validate() error {
 			bad("RaftAddr %q: %v", c.RaftAddr, err)
 		}
 	}
-	if c.DataDir == "" && (c.StableStore == nil || c.SnapshotStore == nil || c.LogStore == nil) {
+	if c.DataDir == "" && (c.StableStore == nil || c.SnapshotStore == nil) {
 		bad("DataDir is empty")
 	}
-	if c.LogStore == nil && c.CommitLog != nil && c.CommitLog.Dir == "" && c.DataDir == "" {
-		bad("CommitLog.Dir and DataDir are empty")
+	if c.LogStore == nil {
+		bad("LogStore is nil")
 	}
 	if c.Linger < 0 {
 		bad("Linger %v is negative", c.Linger)
@@ -206,7 +209,7 @@ func (c *Config) validateTunables() []error {
 		"MaxInflight": c.MaxInflight, "MaxAppendEntries": c.MaxAppendEntries, "SnapshotRetain": c.SnapshotRetain,
 		"PipelineMinMessages": c.PipelineMinMessages, "PipelineMinBytes": c.PipelineMinBytes,
 	}
-	for _, name := range sortedKeys(pos) {
+	for _, name := range slices.Sorted(maps.Keys(pos)) {
 		if pos[name] <= 0 {
 			errs = append(errs, fmt.Errorf("%w: %s must be positive, is %d", ErrInvalidConfig, name, pos[name]))
 		}

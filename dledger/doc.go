@@ -1,9 +1,15 @@
-// Package dledger is a broker group's Raft replication: one
-// hashicorp/raft instance per broker node whose log store is the
-// commitlog, an FSM that applies committed commands to the group's
-// metadata and dispatches messages to the consumequeue and index sinks,
-// and a leader-side group-commit pipeline that assigns queue and commit
-// offsets.
+// Package dledger is a broker group's Raft replication: one hashicorp/raft
+// instance per broker node over a log store it is given (the message
+// store's commitlog), a leader-side group-commit pipeline that assigns
+// queue and commit offsets, and the FSM plumbing that applies committed
+// entries: put entries to a Dispatcher (the store's consumequeue and
+// index), every other command to a StateMachine (the broker group's
+// metadata), both snapshotted together.
+//
+// dledger knows messages only as far as replication needs: a put entry's
+// messages with their topic, queue, offsets, tag hash and index keys. What
+// topics, consumer offsets or delay progress are is the StateMachine's
+// business; dledger carries its commands as opaque bodies.
 //
 // # Offsets
 //
@@ -22,16 +28,17 @@
 // an offset that differs from the applied state is divergence: the node
 // logs it and stops (ErrDivergence), it never papers over it.
 //
-// # Entry encoding (frozen, version 1)
+// # Entry encoding (frozen, version 2)
 //
-// All integers big-endian. Strings are u16 length + bytes. Every entry:
+// All integers big-endian (package internal/wire). Strings are u16 length
+// + bytes. Every entry:
 //
 //	+---------+--------+----------------+
-//	| version | type   | reserved (0)   |   version = 1 (CommandVersion)
+//	| version | type   | reserved (0)   |   version = 2 (CommandVersion)
 //	|   u8    |   u8   |      u16       |   type    = CommandType
 //	+---------+--------+----------------+
 //
-// Put messages (type 1):
+// Put messages (type 1, the only type dledger owns):
 //
 //	+------------+--------------------+-------+---------+------------+
 //	| term u64   | firstCommitOff i64 | n u32 | metaLen | payloadLen |
@@ -39,31 +46,28 @@
 //	| meta: n × { topic str, queueId i32, queueOffset i64,           |
 //	|             commitOffset i64, size i32, tagsCode i64,          |
 //	|             storeTimestamp i64, nKeys u16, nKeys × key str }   |
-//	|       then delay progress: u32 d × {queueId i32, offset i64}   |
+//	|       then side commands: u32 k × {type u8, len u32, body}     |
 //	+-----------------------------------------------------------------+
 //	| payload: the n stored message records, contiguous, in order    |
 //	+-----------------------------------------------------------------+
 //
 // SpanFunc reads only the fixed part: payload starts at 32 + metaLen, and
 // message i's commit offset is firstCommitOffset + the sizes before it.
+// Side commands (PutMessagesCommand.With) are state-machine commands
+// applied, in order, after the entry's messages.
 //
-// Metadata commands (types 2–8) follow the header with their fields in
-// declaration order (see metacmd.go): CommitOffsets (2) and ResetOffsets
-// (8) are u32 n × {group str, topic str, queueId i32, offset i64};
-// PutTopic (3) {name, readQ i32, writeQ i32, perm i32, sysFlag i32,
-// order u8, filterType u8}; DeleteTopic (4) and DeleteSubscriptionGroup
-// (6) {name}; PutSubscriptionGroup (5) {name, consumeEnable u8,
-// fromMin u8, broadcast u8, retryQueues i32, retryMax i32, brokerId i64,
-// whichBrokerWhenSlow i64, notifyIdsChanged u8}; DelayProgress (7) u32 n ×
-// {queueId i32, offset i64}. Type 9 (transaction state) is reserved.
-// An unknown version or type stops the node: skipping it would diverge.
+// Every other type (2–255) is a state-machine command: the header is
+// followed by the body its Command.AppendBody wrote, which the
+// StateMachine decodes. An unknown version stops the node: skipping an
+// entry would diverge. Version 1 entries (written before the state
+// machine moved out of this package) are refused with a message saying
+// so; such a data directory must be removed.
 //
-// # Snapshot encoding (frozen, version 1)
+// # Snapshot encoding (frozen, version 2)
 //
-//	magic u32 "RMQS" | version u8 | appliedIndex u64 | commitNext i64 |
-//	topics (u32 n × topic) | groups (u32 n × group) |
-//	consumer offsets (as CommitOffsets) | queues (u32 n × {topic str,
-//	queueId i32, nextOffset i64}) | delay (u32 n × {queueId, offset}) |
+//	magic u32 "RMQS" | version u8 = 2 | appliedIndex u64 | commitNext i64 |
+//	queues (u32 n × {topic str, queueId i32, nextOffset i64}, sorted) |
+//	state machine (u32 len + its Snapshot bytes) |
 //	crc32c u32 of all preceding bytes
 //
 // Snapshots hold metadata only; messages stay in the commitlog, whose

@@ -14,9 +14,6 @@ var (
 	// this binary does not know. Applying it is impossible without
 	// diverging from newer replicas, so the node stops.
 	ErrUnknownCommand = errors.New("dledger: unknown command type or version")
-	// ErrReserved is returned for command types that are reserved in the
-	// frozen encoding but not implemented yet (transaction state).
-	ErrReserved = errors.New("dledger: reserved command type")
 	// ErrDivergence means the applied log disagrees with this node's state
 	// (a leader-assigned offset or a consumequeue entry does not match).
 	// The node stops: continuing would serve data other replicas do not have.
@@ -32,7 +29,7 @@ var (
 	// ErrClosed is returned after Close or after the node stopped itself.
 	// For a proposal that was already in flight the outcome is unknown.
 	ErrClosed = errors.New("dledger: node closed")
-	// ErrTooLarge means a single command exceeds Config.MaxEntryBytes.
+	// ErrTooLarge means a single command exceeds Config.MaxBatchBytes.
 	ErrTooLarge = errors.New("dledger: command too large")
 	// ErrUnknownServer means a membership call named a server that is not
 	// in the configuration.

@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/raftmq/raftmq/commitlog"
 	"github.com/raftmq/raftmq/dledger"
 	"github.com/raftmq/raftmq/dledger/dledgertest"
 	"github.com/raftmq/raftmq/message"
@@ -33,7 +34,7 @@ func totalEntries(c *dledgertest.Cluster, i int) int64 {
 	var n int64
 	s := c.Member(i).Sink
 	for _, q := range s.Queues() {
-		n += c.Node(i).Metadata().QueueMaxOffset(q)
+		n += c.Node(i).QueueMaxOffset(q)
 	}
 	return n
 }
@@ -132,7 +133,7 @@ func TestPartitionedLeaderFailsInflight(t *testing.T) {
 	checkAcked(t, c, acks)
 	checkQueuesIdentical(t, c)
 	for _, i := range c.Live() {
-		if q := c.Node(i).Metadata().Queues(); len(q) > 0 {
+		if q := c.Node(i).Queues(); len(q) > 0 {
 			for k := range q {
 				if k.Topic == "minority" {
 					t.Errorf("n%d holds the minority leader's unacknowledged message %v", i, k)
@@ -154,7 +155,7 @@ func TestRestartAllFromDisk(t *testing.T) {
 	defer cancel()
 	p.sendMany(ctx, 500, 16, []string{"a", "b"}, 4)
 	l := c.Node(c.WaitLeader(time.Second))
-	if _, err := l.Propose(ctx, &dledger.PutTopicCommand{Topic: dledger.TopicConfig{Name: "a", ReadQueueNums: 4, WriteQueueNums: 4}}); err != nil {
+	if _, err := l.Propose(ctx, &dledgertest.SetCommand{Key: "topic/a", Value: "4"}); err != nil {
 		t.Fatal(err)
 	}
 	if err := l.SnapshotNow(); err != nil {
@@ -172,8 +173,8 @@ func TestRestartAllFromDisk(t *testing.T) {
 	checkAcked(t, c, p.acks())
 	checkQueuesIdentical(t, c)
 	for _, i := range c.Live() {
-		if _, ok := c.Node(i).Metadata().Topic("a"); !ok {
-			t.Errorf("n%d lost topic a across restart", i)
+		if _, ok := c.Member(i).SM.Get("topic/a"); !ok {
+			t.Errorf("n%d lost key topic/a across restart", i)
 		}
 	}
 	p.sendMany(ctx, 200, 8, []string{"a", "b"}, 4)
@@ -190,10 +191,11 @@ func TestSnapshotInstallForLaggingNode(t *testing.T) {
 		fastConfig(i, cfg)
 		cfg.TrailingLogs = 5
 		cfg.SnapshotThreshold = 1 << 30 // only explicit snapshots
-		cfg.CommitLog.SegmentSize = 16 << 10
-		cfg.CommitLog.Retention.FileReservedTime = time.Nanosecond
-		cfg.CommitLog.Retention.DiskUsage = func(string) (float64, error) { return 0.8, nil } // above warn: any hour
-		cfg.CommitLog.Retention.CheckInterval = 0
+	}, ConfigureLog: func(_ int, cc *commitlog.Config) {
+		cc.SegmentSize = 16 << 10
+		cc.Retention.FileReservedTime = time.Nanosecond
+		cc.Retention.DiskUsage = func(string) (float64, error) { return 0.8, nil } // above warn: any hour
+		cc.Retention.CheckInterval = 0
 	}})
 	l := c.WaitLeader(5 * time.Second)
 	lag := (l + 1) % 3
@@ -220,7 +222,7 @@ func TestSnapshotInstallForLaggingNode(t *testing.T) {
 		if err := c.Node(i).SnapshotNow(); err != nil {
 			t.Fatalf("n%d snapshot: %v", i, err)
 		}
-		if _, err := c.Node(i).CommitLog().RunRetentionOnce(time.Now()); err != nil {
+		if _, err := c.Member(i).Log.RunRetentionOnce(time.Now()); err != nil {
 			t.Fatalf("n%d retention: %v", i, err)
 		}
 	}
@@ -244,7 +246,7 @@ func TestSnapshotInstallForLaggingNode(t *testing.T) {
 	// The installed node's commitlog serves the new messages by commit offset.
 	acks := p.acks()
 	a := acks[len(acks)-1]
-	rec, err := c.Node(lag).CommitLog().ReadMessage(nil, a.res.CommitOffset, int(a.sz))
+	rec, err := c.Member(lag).Log.ReadMessage(nil, a.res.CommitOffset, int(a.sz))
 	if err != nil || len(rec) != int(a.sz) {
 		t.Fatalf("lagging node reads %d bytes at %d: %v", len(rec), a.res.CommitOffset, err)
 	}

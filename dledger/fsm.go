@@ -1,51 +1,63 @@
 package dledger
 
 import (
-	"errors"
 	"fmt"
 	"io"
 	"sync"
 
 	"github.com/hashicorp/go-hclog"
 	"github.com/hashicorp/raft"
-
-	"github.com/raftmq/raftmq/consumequeue"
 )
 
-// QueueEntry is one consumequeue entry: where a message is in the
-// commitlog (logical commit offset and size) and its tag hash.
-type QueueEntry = consumequeue.Entry
-
-// QueueSink receives the consumequeue entries of applied messages, in log
-// order, on every replica (the dispatch of RocketMQ's store).
-type QueueSink interface {
-	// Append stores es at the consecutive queue offsets from first: the
-	// messages of one entry for one queue, so a sink can write them at
-	// once. Restarts replay entries the sink may already hold: an equal
-	// entry must be a no-op, a different one an error (the FSM then stops
-	// the node as diverged).
-	Append(q QueueKey, first int64, es []QueueEntry) error
+// Dispatcher receives the messages of applied put entries, in log order,
+// on every replica (the dispatch of RocketMQ's store: consumequeue and
+// index).
+type Dispatcher interface {
+	// Dispatch stores msgs, the messages of the put entry at raft index
+	// index, whose offsets the FSM has checked. Restarts replay entries
+	// the dispatcher may already hold: an equal message must be a no-op,
+	// a different one an error, after which the FSM stops the node as
+	// diverged. What is only best effort (the key index) must not fail.
+	Dispatch(index uint64, msgs []AppliedMessage) error
 	// Restored is called after a snapshot was installed, with the next
-	// queue offset of every queue in it. The sink may hold entries at or
-	// above them (they will be replayed identically) and must accept
-	// appends at them even if it holds fewer (the messages before a
-	// snapshot a lagging node installs are not in its commitlog).
+	// queue offset of every queue in it. The dispatcher may hold entries
+	// at or above them (they will be replayed identically) and must accept
+	// messages at them even if it holds fewer (the messages before a
+	// snapshot a lagging node installs are not in its log).
 	Restored(next map[QueueKey]int64) error
 }
 
-// IndexSink receives the keys of applied messages. Index failures are
-// logged and do not stop the node: the index is rebuildable and RocketMQ
-// treats it as best effort.
-type IndexSink interface {
-	Put(key string, commitOffset, storeTimestamp int64) error
+// StateMachine is the replicated state besides the messages: the broker
+// group's metadata. The FSM calls it on its goroutine, in log order.
+type StateMachine interface {
+	// Apply applies the state-machine command of type t (its encoding as
+	// Command.AppendBody wrote it) committed at raft index index. An error
+	// means the command cannot be decoded or applied the same way on every
+	// replica: the node stops as diverged.
+	Apply(index uint64, t CommandType, body []byte) error
+	// Snapshot returns the state's encoding. It must be deterministic:
+	// replicas at the same applied index return equal bytes.
+	Snapshot() ([]byte, error)
+	// Restore replaces the state with what Snapshot returned.
+	Restore(data []byte) error
 }
 
-// fsm applies committed entries to the metadata state and the sinks.
+// Syncer is implemented by a Dispatcher or StateMachine that buffers
+// writes. It is synced before every snapshot is persisted: once the
+// snapshot is on disk raft never replays the entries it covers, so what
+// was derived from them must be durable first, or a power loss would leave
+// the consumequeue behind the snapshot.
+type Syncer interface {
+	Sync() error
+}
+
+// fsm applies committed entries to the counters, the dispatcher and the
+// state machine.
 type fsm struct {
-	st     *state
-	queues QueueSink
-	index  IndexSink
-	log    hclog.Logger
+	st       *counters
+	dispatch Dispatcher
+	sm       StateMachine
+	log      hclog.Logger
 	// onFatal stops the node; called at most once, never on the FSM
 	// goroutine's stack synchronously (raft.Shutdown waits for that goroutine).
 	onFatal func(error)
@@ -56,7 +68,6 @@ type fsm struct {
 
 	failOnce sync.Once
 	failed   error // set once, read only on the FSM goroutine
-	runs     queueRuns
 }
 
 var _ raft.FSM = (*fsm)(nil)
@@ -81,10 +92,20 @@ func (f *fsm) Apply(l *raft.Log) any {
 	if p, ok := v.(*putEntry); ok {
 		return f.applyPut(l, p)
 	}
-	f.st.mu.Lock()
-	f.st.applyMeta(v.(Command))
-	f.st.applied = l.Index
-	f.st.mu.Unlock()
+	if err := f.applyCommand(l.Index, v.(rawCommand)); err != nil {
+		return f.fail(err)
+	}
+	f.st.setApplied(l.Index)
+	return nil
+}
+
+func (f *fsm) applyCommand(index uint64, c rawCommand) error {
+	if f.sm == nil {
+		return fmt.Errorf("%w: entry %d: %v with no state machine", ErrDivergence, index, c.typ)
+	}
+	if err := f.sm.Apply(index, c.typ, c.body); err != nil {
+		return fmt.Errorf("%w: entry %d: %v: %w", ErrDivergence, index, c.typ, err)
+	}
 	return nil
 }
 
@@ -93,29 +114,20 @@ func (f *fsm) applyPut(l *raft.Log, p *putEntry) any {
 		// Proposed with counters of another term: every replica rejects it
 		// the same way, so state stays identical and nothing was stored.
 		f.log.Warn("rejected stale put", "index", l.Index, "entry_term", l.Term, "proposal_term", p.Term)
-		f.st.mu.Lock()
-		f.st.applied = l.Index
-		f.st.mu.Unlock()
+		f.st.setApplied(l.Index)
 		return ErrStaleProposal
 	}
 	if err := f.checkAndAdvance(l.Index, p); err != nil {
 		return f.fail(err)
 	}
-	if f.queues != nil {
-		for _, r := range f.runs.group(p.Messages) {
-			if err := f.queues.Append(r.key, r.first, r.entries); err != nil {
-				return f.fail(fmt.Errorf("%w: entry %d: consumequeue %s/%d@%d+%d: %w", ErrDivergence, l.Index, r.key.Topic, r.key.QueueID, r.first, len(r.entries), err))
-			}
+	if f.dispatch != nil {
+		if err := f.dispatch.Dispatch(l.Index, p.Messages); err != nil {
+			return f.fail(fmt.Errorf("%w: entry %d: dispatch: %w", ErrDivergence, l.Index, err))
 		}
 	}
-	if f.index != nil {
-		for i := range p.Messages {
-			m := &p.Messages[i]
-			for _, key := range m.Keys {
-				if err := f.index.Put(key, m.CommitOffset, m.StoreTimestamp); err != nil {
-					f.log.Warn("index put failed", "key", key, "commit_offset", m.CommitOffset, "error", err)
-				}
-			}
+	for _, c := range p.With {
+		if err := f.applyCommand(l.Index, c); err != nil {
+			return f.fail(err)
 		}
 	}
 	return nil
@@ -151,9 +163,6 @@ func (f *fsm) checkAndAdvance(index uint64, p *putEntry) error {
 	for k, v := range seen {
 		s.queueNext[k] = v
 	}
-	for _, d := range p.Delay {
-		s.delay[d.QueueID] = d.Offset
-	}
 	s.commitNext = next
 	s.applied = index
 	return nil
@@ -171,28 +180,27 @@ func (f *fsm) fail(err error) error {
 	return f.failed
 }
 
-// Syncer is implemented by sinks that buffer writes. They are synced
-// before every snapshot is persisted: once the snapshot is on disk raft never replays
-// the entries it covers, so what the sinks hold of them must be durable
-// first, or a power loss would leave the consumequeue behind the snapshot.
-type Syncer interface {
-	Sync() error
-}
-
 // Snapshot implements raft.FSM. raft calls it on the FSM goroutine, so the
-// captured state is exactly what was applied, and the sinks hold at least
-// those entries when Persist syncs them.
+// captured state is exactly what was applied, and the dispatcher holds at
+// least those entries when Persist syncs it.
 func (f *fsm) Snapshot() (raft.FSMSnapshot, error) {
 	if f.failed != nil {
 		return nil, f.failed
 	}
-	return &fsmSnapshot{data: f.st.encodeSnapshot(), syncSinks: f.syncSinks}, nil
+	var sm []byte
+	if f.sm != nil {
+		var err error
+		if sm, err = f.sm.Snapshot(); err != nil {
+			return nil, fmt.Errorf("dledger: state machine snapshot: %w", err)
+		}
+	}
+	return &fsmSnapshot{data: encodeSnapshot(f.st, sm), syncSinks: f.syncSinks}, nil
 }
 
-// syncSinks makes the sinks durable (Syncer); fsmSnapshot.Persist calls
-// it before the snapshot is written.
+// syncSinks makes what was derived from the log durable (Syncer);
+// fsmSnapshot.Persist calls it before the snapshot is written.
 func (f *fsm) syncSinks() error {
-	for _, sink := range []any{f.queues, f.index} {
+	for _, sink := range []any{f.dispatch, f.sm} {
 		if s, ok := sink.(Syncer); ok {
 			if err := s.Sync(); err != nil {
 				return err
@@ -205,20 +213,27 @@ func (f *fsm) syncSinks() error {
 // Restore implements raft.FSM.
 func (f *fsm) Restore(r io.ReadCloser) error {
 	defer r.Close()
-	ns, err := readSnapshot(r)
+	b, err := io.ReadAll(r)
 	if err != nil {
 		return err
 	}
-	if f.queues != nil {
-		q, _ := ns.counters()
-		if err := f.queues.Restored(q); err != nil {
-			return errors.Join(fmt.Errorf("dledger: consumequeue restore: %w", err))
+	ns, sm, err := decodeSnapshot(b)
+	if err != nil {
+		return err
+	}
+	if f.dispatch != nil {
+		if err := f.dispatch.Restored(ns.copyQueues()); err != nil {
+			return fmt.Errorf("dledger: dispatcher restore: %w", err)
+		}
+	}
+	if f.sm != nil {
+		if err := f.sm.Restore(sm); err != nil {
+			return fmt.Errorf("dledger: state machine restore: %w", err)
 		}
 	}
 	s := f.st
 	s.mu.Lock()
-	s.topics, s.groups, s.offsets = ns.topics, ns.groups, ns.offsets
-	s.queueNext, s.commitNext, s.delay, s.applied = ns.queueNext, ns.commitNext, ns.delay, ns.applied
+	s.queueNext, s.commitNext, s.applied = ns.queueNext, ns.commitNext, ns.applied
 	s.mu.Unlock()
 	f.log.Info("restored snapshot", "applied_index", ns.applied, "queues", len(ns.queueNext), "commit_offset", ns.commitNext)
 	return nil

@@ -9,7 +9,7 @@ import (
 )
 
 type syncingSink struct {
-	QueueSink
+	Dispatcher
 	syncs int
 	err   error
 }
@@ -38,7 +38,7 @@ func (m *memSnapshotSink) Cancel() error { m.canceled = true; return nil }
 // cancels the snapshot.
 func TestSnapshotSyncsSinksBeforePersisting(t *testing.T) {
 	q := &syncingSink{}
-	f := &fsm{st: newState(), queues: q, log: hclog.NewNullLogger()}
+	f := &fsm{st: newCounters(), dispatch: q, log: hclog.NewNullLogger()}
 	snap, err := f.Snapshot()
 	if err != nil {
 		t.Fatal(err)

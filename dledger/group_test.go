@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"sync"
 	"testing"
 	"time"
 
@@ -20,7 +21,7 @@ func TestElectionAndReplicationTCP(t *testing.T) {
 		}
 		// A follower learns the leader from its first append.
 		c.Eventually(5*time.Second, func() error {
-			_, err := c.Node(i).Propose(context.Background(), &dledger.DeleteTopicCommand{Name: "x"})
+			_, err := c.Node(i).Propose(context.Background(), &dledgertest.DeleteCommand{Key: "x"})
 			var nl *dledger.NotLeaderError
 			if !errors.As(err, &nl) {
 				t.Fatalf("follower n%d: err %v, want NotLeaderError", i, err)
@@ -47,7 +48,7 @@ func TestElectionAndReplicationTCP(t *testing.T) {
 	var total int64
 	for _, q := range c.Member(l).Sink.Queues() {
 		_, es := c.Member(l).Sink.Entries(q)
-		if got := n.Metadata().QueueMaxOffset(q); got != int64(len(es)) {
+		if got := n.QueueMaxOffset(q); got != int64(len(es)) {
 			t.Errorf("%v: max offset %d, consumequeue holds %d", q, got, len(es))
 		}
 		for j := 1; j < len(es); j++ {
@@ -59,62 +60,84 @@ func TestElectionAndReplicationTCP(t *testing.T) {
 			total += int64(e.Size)
 		}
 	}
-	if got := n.Metadata().MaxCommitOffset(); got != total {
+	if got := n.MaxCommitOffset(); got != total {
 		t.Errorf("max commit offset %d, sum of sizes %d", got, total)
 	}
 	t.Logf("entries: raft last index %d for 10000 messages", n.Raft().LastIndex())
 }
 
-func TestMetadataCommands(t *testing.T) {
+// TestStateMachineCommands: commands other than puts reach every node's
+// state machine in log order; concurrent batchable ones share an entry;
+// a put's side commands apply in the same entry as its messages.
+func TestStateMachineCommands(t *testing.T) {
 	c := dledgertest.New(t, dledgertest.Options{Configure: fastConfig})
-	l := c.Node(c.WaitLeader(5 * time.Second))
+	li := c.WaitLeader(5 * time.Second)
+	l := c.Node(li)
 	ctx := context.Background()
 	cmds := []dledger.Command{
-		&dledger.PutTopicCommand{Topic: dledger.TopicConfig{Name: "t", ReadQueueNums: 4, WriteQueueNums: 4, Perm: 6}},
-		&dledger.PutTopicCommand{Topic: dledger.TopicConfig{Name: "u", ReadQueueNums: 1, WriteQueueNums: 1, Perm: 6}},
-		&dledger.PutSubscriptionGroupCommand{Group: dledger.SubscriptionGroupConfig{GroupName: "g", ConsumeEnable: true}},
-		&dledger.CommitOffsetsCommand{Offsets: []dledger.ConsumerOffset{{OffsetKey: dledger.OffsetKey{Group: "g", Topic: "t", QueueID: 1}, Offset: 10}}},
-		&dledger.CommitOffsetsCommand{Offsets: []dledger.ConsumerOffset{{OffsetKey: dledger.OffsetKey{Group: "g", Topic: "u", QueueID: 0}, Offset: 3}}},
-		&dledger.ResetOffsetsCommand{Offsets: []dledger.ConsumerOffset{{OffsetKey: dledger.OffsetKey{Group: "g", Topic: "t", QueueID: 1}, Offset: 4}}},
-		&dledger.DelayProgressCommand{Progress: []dledger.DelayProgress{{QueueID: 2, Offset: 9}}},
-		&dledger.DeleteTopicCommand{Name: "u"},
+		&dledgertest.SetCommand{Key: "t", Value: "4 queues"},
+		&dledgertest.SetCommand{Key: "u", Value: "1 queue"},
+		&dledgertest.SetBatchCommand{Pairs: []dledgertest.SetCommand{{Key: "g/t/1", Value: "10"}}},
+		&dledgertest.SetBatchCommand{Pairs: []dledgertest.SetCommand{{Key: "g/u/0", Value: "3"}}},
+		&dledgertest.SetCommand{Key: "g/t/1", Value: "4"},
+		&dledgertest.DeleteCommand{Key: "u"},
 	}
 	for _, cmd := range cmds {
 		if _, err := l.Propose(ctx, cmd); err != nil {
 			t.Fatalf("%v: %v", cmd.Type(), err)
 		}
 	}
-	// A delayed message delivered together with its level's progress.
-	put := &dledger.PutMessagesCommand{
-		Messages:      []dledger.Message{{Topic: "t", QueueID: 0, Record: record(t, "t", 0, []byte("due"))}},
-		DelayProgress: []dledger.DelayProgress{{QueueID: 5, Offset: 1}},
+	// Concurrent batchable commands are merged into one entry.
+	var wg sync.WaitGroup
+	results := make([]dledger.Result, 32)
+	for i := range results {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			res, err := l.Propose(ctx, &dledgertest.SetBatchCommand{Pairs: []dledgertest.SetCommand{{Key: fmt.Sprintf("b%d", i), Value: "v"}}})
+			if err != nil {
+				t.Error(err)
+			}
+			results[i] = res
+		}()
 	}
-	if _, err := l.Propose(ctx, put); err != nil {
+	wg.Wait()
+	entries := map[uint64]bool{}
+	for _, r := range results {
+		entries[r.Index] = true
+	}
+	if len(entries) == len(results) {
+		t.Errorf("32 concurrent batchable commands took %d entries: none were merged", len(entries))
+	}
+	// A delayed message delivered together with its scheduler's progress.
+	put := &dledger.PutMessagesCommand{
+		Messages: []dledger.Message{{Topic: "t", QueueID: 0, Record: record(t, "t", 0, []byte("due"))}},
+		With:     []dledger.Command{&dledgertest.SetCommand{Key: "progress/5", Value: "1"}},
+	}
+	res, err := l.Propose(ctx, put)
+	if err != nil {
 		t.Fatal(err)
 	}
 	c.WaitConverged(5 * time.Second)
 	for _, i := range c.Live() {
-		md := c.Node(i).Metadata()
-		if _, ok := md.Topic("t"); !ok {
-			t.Errorf("n%d: topic t missing", i)
+		sm := c.Member(i).SM
+		if _, ok := sm.Get("t"); !ok {
+			t.Errorf("n%d: key t missing", i)
 		}
-		if _, ok := md.Topic("u"); ok {
-			t.Errorf("n%d: deleted topic u present", i)
+		if _, ok := sm.Get("u"); ok {
+			t.Errorf("n%d: deleted key u present", i)
 		}
-		if o, _ := md.ConsumerOffset(dledger.OffsetKey{Group: "g", Topic: "t", QueueID: 1}); o != 4 {
-			t.Errorf("n%d: offset %d, want 4 after reset", i, o)
+		if v, _ := sm.Get("g/t/1"); v != "4" {
+			t.Errorf("n%d: g/t/1 = %q, want 4 (set after the batch)", i, v)
 		}
-		if _, ok := md.ConsumerOffset(dledger.OffsetKey{Group: "g", Topic: "u", QueueID: 0}); ok {
-			t.Errorf("n%d: offset of deleted topic kept", i)
+		if v, _ := sm.Get("b31"); v != "v" {
+			t.Errorf("n%d: b31 = %q", i, v)
 		}
-		if d, _ := md.DelayOffset(2); d != 9 {
-			t.Errorf("n%d: delay offset %d", i, d)
+		if v, _ := sm.Get("progress/5"); v != "1" || c.Node(i).QueueMaxOffset(dledger.QueueKey{Topic: "t", QueueID: 0}) != 1 {
+			t.Errorf("n%d: put with a side command: progress %q, queue max %d", i, v, c.Node(i).QueueMaxOffset(dledger.QueueKey{Topic: "t", QueueID: 0}))
 		}
-		if d, _ := md.DelayOffset(5); d != 1 || md.QueueMaxOffset(dledger.QueueKey{Topic: "t", QueueID: 0}) != 1 {
-			t.Errorf("n%d: put with delay progress: progress %d, queue max %d", i, d, md.QueueMaxOffset(dledger.QueueKey{Topic: "t", QueueID: 0}))
-		}
-		if g, ok := md.SubscriptionGroup("g"); !ok || !g.ConsumeEnable {
-			t.Errorf("n%d: group %+v %v", i, g, ok)
+		if got := sm.AppliedAt(res.Index); got != 1 {
+			t.Errorf("n%d: %d commands applied at the put's index %d, want its side command", i, got, res.Index)
 		}
 	}
 }

@@ -148,7 +148,7 @@ func checkAcked(t testing.TB, c *dledgertest.Cluster, acks []ack) {
 	t.Helper()
 	type held struct {
 		min     int64
-		entries []dledger.QueueEntry
+		entries []dledgertest.Entry
 	}
 	for _, i := range c.Live() {
 		sink := c.Member(i).Sink

@@ -6,12 +6,34 @@ import (
 	"github.com/hashicorp/raft"
 )
 
+// DeferredSyncLog is a raft.LogStore that can return from StoreLogs before
+// the batch's fsync and make it durable in the background (the
+// commitlog). With one, the leader writes its own copy of an entry in
+// parallel with replicating it.
+type DeferredSyncLog interface {
+	// SetDeferSync installs the function StoreLogs asks whether it may
+	// defer this batch's fsync.
+	SetDeferSync(func() bool)
+	// DurableIndex is the last index on disk.
+	DurableIndex() uint64
+	// WaitDurable returns once DurableIndex reaches index, or the log
+	// failed or closed.
+	WaitDurable(ctx context.Context, index uint64) error
+}
+
+// FlooredLog is a raft.LogStore with its own retention (the commitlog
+// deletes old segments, raft's head deletion is a no-op): it is told the
+// highest index it may delete, the last snapshot's, so raft can always
+// replay from its snapshot.
+type FlooredLog interface {
+	SetRetentionFloor(func() uint64)
+}
+
 // The leader writes its own copy of an entry in parallel with replicating
 // it (the Raft thesis, §10.2.1). hashicorp/raft stores an entry on the
 // leader and only then sends it to the followers, so a round costs two
 // fsyncs in series. Here the leader's StoreLogs writes and returns at once
-// (commitlog.Config.DeferSync) and the commitlog's syncer fsyncs in the
-// background. raft then counts the leader before its copy is durable, so
+// (DeferredSyncLog) and the log's syncer fsyncs in the background. raft then counts the leader before its copy is durable, so
 // its commit index alone no longer means "on disk on a majority". Two
 // things make nothing depend on it before that is true:
 //
@@ -26,8 +48,8 @@ import (
 // An entry raft counted committed but that is on one disk only is then no
 // different from an uncommitted one: nobody has seen it.
 
-// deferLeaderSync is the commitlog's DeferSync: true while this node is
-// the raft leader. raft calls StoreLogs as leader only from dispatchLogs,
+// deferLeaderSync is the log's DeferSync: true while this node is the
+// raft leader. raft calls StoreLogs as leader only from dispatchLogs,
 // and switches to follower before it stores what a new leader sends.
 func (n *Node) deferLeaderSync() bool {
 	r := n.raftRef.Load()
@@ -36,7 +58,7 @@ func (n *Node) deferLeaderSync() bool {
 
 // waitDurable blocks the FSM until this node's copy of index is on disk.
 func (n *Node) waitDurable(index uint64) error {
-	return n.clog.WaitDurable(context.Background(), index)
+	return n.durableLog.WaitDurable(context.Background(), index)
 }
 
 // clampTransport caps the commit index the leader sends to followers at

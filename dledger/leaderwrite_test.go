@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/raftmq/raftmq/commitlog"
 	"github.com/raftmq/raftmq/dledger"
 	"github.com/raftmq/raftmq/dledger/dledgertest"
 	"github.com/raftmq/raftmq/internal/vfs"
@@ -53,12 +54,11 @@ func (g *syncGate) MaybeFail(op vfs.Op, name string, n int) (int, error) {
 // once the leader's own copy is on disk as well.
 func TestLeaderWriteInParallel(t *testing.T) {
 	gates := make([]*syncGate, 3)
-	c := dledgertest.New(t, dledgertest.Options{Configure: func(i int, cfg *dledger.Config) {
-		fastConfig(i, cfg)
+	c := dledgertest.New(t, dledgertest.Options{Configure: fastConfig, ConfigureLog: func(i int, cc *commitlog.Config) {
 		gates[i] = &syncGate{}
 		ffs := vfs.NewFaultFS(vfs.OS)
 		ffs.Inject(gates[i])
-		cfg.CommitLog.FS = ffs
+		cc.FS = ffs
 	}})
 	leader := c.WaitLeader(5 * time.Second)
 	n := c.Node(leader)
@@ -73,7 +73,7 @@ func TestLeaderWriteInParallel(t *testing.T) {
 		t.Fatal(err)
 	}
 	c.WaitConverged(5 * time.Second)
-	before, _ := n.CommitLog().LastIndex()
+	before, _ := c.Member(leader).Log.LastIndex()
 
 	gates[leader].hold()
 	defer gates[leader].release()
@@ -90,7 +90,7 @@ func TestLeaderWriteInParallel(t *testing.T) {
 	}
 	c.Eventually(5*time.Second, func() error {
 		for _, f := range followers {
-			if last, _ := c.Node(f).CommitLog().LastIndex(); last <= before {
+			if last, _ := c.Member(f).Log.LastIndex(); last <= before {
 				return fmt.Errorf("n%d has not stored the entry (last %d)", f, last)
 			}
 		}

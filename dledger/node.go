@@ -13,8 +13,6 @@ import (
 	"github.com/hashicorp/go-hclog"
 	"github.com/hashicorp/raft"
 	raftboltdb "github.com/hashicorp/raft-boltdb/v2"
-
-	"github.com/raftmq/raftmq/commitlog"
 )
 
 // LeaderEvent reports that this node observed a leader change.
@@ -42,9 +40,12 @@ type Node struct {
 
 	stable  raft.StableStore
 	logs    raft.LogStore
-	clog    *commitlog.Log // nil when Config.LogStore was given
 	snaps   raft.SnapshotStore
 	closers []func() error
+
+	// durableLog is the log when it is a DeferredSyncLog in use for
+	// parallel leader writes (leaderwrite.go), else nil.
+	durableLog DeferredSyncLog
 
 	obsCh    chan raft.Observation
 	observer *raft.Observer
@@ -87,17 +88,20 @@ func (n *Node) open() error {
 	if err != nil {
 		return err
 	}
-	if err := n.openLog(); err != nil {
-		return err
-	}
+	n.logs = cfg.LogStore
 	if err := n.openTransport(); err != nil {
 		return err
 	}
-	n.fsm = &fsm{st: newState(), queues: cfg.QueueSink, index: cfg.IndexSink, log: n.log, onFatal: n.stopDiverged}
+	n.fsm = &fsm{st: newCounters(), dispatch: cfg.Dispatcher, sm: cfg.StateMachine, log: n.log, onFatal: n.stopDiverged}
+	if fl, ok := n.logs.(FlooredLog); ok {
+		fl.SetRetentionFloor(n.snapshotFloor)
+	}
 	trans := n.trans
-	if n.clog != nil && !cfg.SerialLeaderWrite {
+	if dl, ok := n.logs.(DeferredSyncLog); ok && !cfg.SerialLeaderWrite {
+		dl.SetDeferSync(n.deferLeaderSync)
+		n.durableLog = dl
 		n.fsm.durable = n.waitDurable
-		trans = newClampTransport(n.trans, n.clog.DurableIndex)
+		trans = newClampTransport(n.trans, dl.DurableIndex)
 	}
 	rc := cfg.raftConfig()
 	if err := n.bootstrap(rc, stable, snaps); err != nil {
@@ -151,38 +155,8 @@ func (n *Node) openStores() (raft.StableStore, raft.SnapshotStore, error) {
 	return stable, snaps, nil
 }
 
-// openLog opens the commitlog unless a LogStore was given.
-func (n *Node) openLog() error {
-	if n.cfg.LogStore != nil {
-		n.logs = n.cfg.LogStore
-		return nil
-	}
-	cc := commitlog.DefaultConfig()
-	if n.cfg.CommitLog != nil {
-		cc = *n.cfg.CommitLog
-	}
-	if cc.Dir == "" {
-		cc.Dir = filepath.Join(n.cfg.DataDir, "commitlog")
-	}
-	cc.Span = SpanFunc
-	cc.Retention.Floor = n.snapshotFloor
-	if !n.cfg.SerialLeaderWrite {
-		cc.DeferSync = n.deferLeaderSync
-	}
-	if cc.Logger == nil {
-		cc.Logger = n.log
-	}
-	l, err := commitlog.Open(cc)
-	if err != nil {
-		return fmt.Errorf("dledger: open commitlog: %w", err)
-	}
-	n.clog, n.logs = l, l
-	n.closers = append(n.closers, l.Close)
-	return nil
-}
-
-// snapshotFloor is the commitlog's retention floor: the newest snapshot's
-// index. Entries above it are what raft replays after a restart.
+// snapshotFloor is the log's retention floor (FlooredLog): the newest
+// snapshot's index. Entries above it are what raft replays after a restart.
 func (n *Node) snapshotFloor() uint64 {
 	metas, err := n.snaps.List()
 	if err != nil || len(metas) == 0 {
@@ -190,10 +164,6 @@ func (n *Node) snapshotFloor() uint64 {
 	}
 	return metas[0].Index
 }
-
-// CommitLog returns the commitlog the node opened, nil when Config.LogStore
-// was given. The broker reads messages from it.
-func (n *Node) CommitLog() *commitlog.Log { return n.clog }
 
 // LogStore returns the raft log store in use.
 func (n *Node) LogStore() raft.LogStore { return n.logs }
@@ -374,9 +344,6 @@ func (n *Node) Addr() string { return string(n.trans.LocalAddr()) }
 // transfer leadership through it: the proposer's offset counters rely on
 // every command and transfer going through Node.
 func (n *Node) Raft() *raft.Raft { return n.raft }
-
-// Metadata returns read access to this node's applied metadata.
-func (n *Node) Metadata() Metadata { return Metadata{n.fsm.st} }
 
 // IsLeader reports whether this node is currently the raft leader.
 func (n *Node) IsLeader() bool { return n.raft.State() == raft.Leader }

@@ -22,20 +22,24 @@ func TestPutPinnedToTerm(t *testing.T) {
 		t.Fatal(err)
 	}
 	term := n.Raft().CurrentTerm()
-	stale := &dledger.PutMessagesCommand{Term: term - 1, DelayProgress: []dledger.DelayProgress{{QueueID: 1, Offset: 7}},
+	progress := []dledger.Command{&dledgertest.SetCommand{Key: "delay/1", Value: "7"}}
+	stale := &dledger.PutMessagesCommand{Term: term - 1, With: progress,
 		Messages: []dledger.Message{{Topic: "t", Record: record(t, "t", 0, []byte("b"))}}}
 	if _, err := n.Propose(ctx, stale); !errors.Is(err, dledger.ErrStaleProposal) {
 		t.Fatalf("stale-term put: err %v, want ErrStaleProposal", err)
 	}
-	if got := n.Metadata().QueueMaxOffset(dledger.QueueKey{Topic: "t"}); got != 1 {
+	if got := n.QueueMaxOffset(dledger.QueueKey{Topic: "t"}); got != 1 {
 		t.Fatalf("queue max offset %d after the refused put, want 1", got)
 	}
-	ok := &dledger.PutMessagesCommand{Term: term, DelayProgress: []dledger.DelayProgress{{QueueID: 1, Offset: 7}},
+	if _, found := c.Member(c.WaitLeader(time.Second)).SM.Get("delay/1"); found {
+		t.Fatal("the refused put's side command was applied")
+	}
+	ok := &dledger.PutMessagesCommand{Term: term, With: progress,
 		Messages: []dledger.Message{{Topic: "t", Record: record(t, "t", 0, []byte("c"))}}}
 	if _, err := n.Propose(ctx, ok); err != nil {
 		t.Fatalf("current-term put: %v", err)
 	}
-	if off, found := n.Metadata().DelayOffset(1); !found || off != 7 {
-		t.Fatalf("delay progress %d (%v), want 7", off, found)
+	if v, found := c.Member(c.WaitLeader(time.Second)).SM.Get("delay/1"); !found || v != "7" {
+		t.Fatalf("delay progress %q (%v), want 7", v, found)
 	}
 }

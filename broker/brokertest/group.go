@@ -127,8 +127,8 @@ func (g *Group) Config(i int) broker.Config {
 	c.DataDir = g.dirs[i]
 	c.NameServers = []string{g.NSAddr}
 	c.AutoCreateTopic = true
-	c.IndexSlots, c.IndexEntries = 1024, 4096
-	c.SegmentSize = 8 << 20
+	c.Store.Index.SlotNum, c.Store.Index.IndexNum = 1024, 4096
+	c.Store.CommitLog.SegmentSize = 8 << 20
 	c.Logger = g.logger(c.NodeID)
 	if g.opts.Configure != nil {
 		g.opts.Configure(i, &c)

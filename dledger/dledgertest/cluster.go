@@ -30,21 +30,39 @@ type Options struct {
 	TCP bool
 	// Configure, if set, adjusts each node's Config before it starts.
 	Configure func(i int, c *dledger.Config)
+	// ConfigureLog, if set, adjusts each node's commitlog Config before
+	// it is opened (not with InmemLog).
+	ConfigureLog func(i int, c *commitlog.Config)
 	// InmemLog uses raft's InmemStore instead of the node's commitlog; the
 	// store is kept across restarts, as a disk would be.
 	InmemLog bool
+	// OpenStore, if set, opens node i's log store and dispatcher in dir
+	// (a message store) at every start instead of the harness's commitlog
+	// and MemDispatcher; close is called after the node stops. Member.Sink
+	// and Member.Log are then nil.
+	OpenStore func(i int, dir string) (logs raft.LogStore, d dledger.Dispatcher, close func() error, err error)
 }
 
-// Member is one node slot of the cluster; Node is nil while killed.
+// Member is one node slot of the cluster; its node is nil while killed.
 type Member struct {
 	ID   string
 	Addr string
 	Dir  string
-	// Logs is the InmemStore with Options.InmemLog, else nil (the node's
-	// commitlog in Dir; see Node.CommitLog).
-	Logs  raft.LogStore
-	Sink  *MemQueueSink
+	// Mem is the InmemStore with Options.InmemLog (kept across restarts,
+	// as a disk would be), else nil.
+	Mem raft.LogStore
+	// Log is the node's commitlog in Dir while it runs (nil with
+	// InmemLog or while killed).
+	Log *commitlog.Log
+	// Sink receives the applied messages; kept across restarts.
+	Sink *MemDispatcher
+	// SM is the running node's state machine, new at every start (it is
+	// rebuilt from the snapshot and the log, as in-memory state is).
+	SM    *MemStateMachine
 	trans *raft.InmemTransport
+	// dispatch and closeStore come from Options.OpenStore.
+	dispatch   dledger.Dispatcher
+	closeStore func() error
 	node  *dledger.Node
 	group int
 }
@@ -68,15 +86,7 @@ func New(t testing.TB, opts Options) *Cluster {
 	}
 	c := &Cluster{t: t, opts: opts, log: TestLogger(t)}
 	for i := 0; i < opts.Nodes; i++ {
-		m := &Member{ID: fmt.Sprintf("n%d", i), Dir: filepath.Join(t.TempDir(), fmt.Sprintf("n%d", i)), Sink: NewMemQueueSink()}
-		m.Addr = m.ID
-		if opts.TCP {
-			m.Addr = freePort(t)
-		}
-		if opts.InmemLog {
-			m.Logs = raft.NewInmemStore()
-		}
-		c.members = append(c.members, m)
+		c.members = append(c.members, c.newMember(i))
 	}
 	t.Cleanup(c.Close)
 	for i := range c.members {
@@ -131,19 +141,69 @@ func (w *tWriter) stop() {
 
 var _ io.Writer = (*tWriter)(nil)
 
-func (c *Cluster) config(i int, bootstrap bool) dledger.Config {
-	m := c.members[i]
-	cfg := dledger.DefaultConfig()
-	cfg.NodeID, cfg.DataDir, cfg.LogStore, cfg.QueueSink = m.ID, m.Dir, m.Logs, m.Sink
-	cfg.RaftAddr = m.Addr
-	if m.Logs == nil {
-		cc := commitlog.DefaultConfig()
-		// Small segments so retention tests can seal and delete some;
-		// disk usage pinned low so a full CI disk does not refuse writes.
-		cc.SegmentSize = 256 << 10
-		cc.Retention.DiskUsage = func(string) (float64, error) { return 0.1, nil }
-		cfg.CommitLog = &cc
+func (c *Cluster) newMember(i int) *Member {
+	m := &Member{ID: fmt.Sprintf("n%d", i), Dir: filepath.Join(c.t.TempDir(), fmt.Sprintf("n%d", i)), Sink: NewMemDispatcher()}
+	m.Addr = m.ID
+	if c.opts.TCP {
+		m.Addr = freePort(c.t)
 	}
+	if c.opts.InmemLog {
+		m.Mem = raft.NewInmemStore()
+	}
+	return m
+}
+
+// openLog opens member i's log: its InmemStore, the store of
+// Options.OpenStore, or its commitlog in Dir.
+func (c *Cluster) openLog(i int) (raft.LogStore, error) {
+	m := c.members[i]
+	if m.Mem != nil {
+		return m.Mem, nil
+	}
+	if c.opts.OpenStore != nil {
+		logs, d, closer, err := c.opts.OpenStore(i, filepath.Join(m.Dir, "store"))
+		if err != nil {
+			return nil, err
+		}
+		c.mu.Lock()
+		m.dispatch, m.closeStore, m.Sink = d, closer, nil
+		c.mu.Unlock()
+		return logs, nil
+	}
+	cc := commitlog.DefaultConfig()
+	cc.Dir = filepath.Join(m.Dir, "commitlog")
+	cc.Span = dledger.SpanFunc
+	// Small segments so retention tests can seal and delete some;
+	// disk usage pinned low so a full CI disk does not refuse writes.
+	cc.SegmentSize = 256 << 10
+	cc.Retention.DiskUsage = func(string) (float64, error) { return 0.1, nil }
+	cc.Logger = c.log.With("node", m.ID)
+	if c.opts.ConfigureLog != nil {
+		c.opts.ConfigureLog(i, &cc)
+	}
+	l, err := commitlog.Open(cc)
+	if err != nil {
+		return nil, err
+	}
+	c.mu.Lock()
+	m.Log = l
+	c.mu.Unlock()
+	return l, nil
+}
+
+func (c *Cluster) config(i int, bootstrap bool, logs raft.LogStore) dledger.Config {
+	m := c.members[i]
+	sm := NewMemStateMachine()
+	c.mu.Lock()
+	m.SM = sm
+	c.mu.Unlock()
+	cfg := dledger.DefaultConfig()
+	cfg.NodeID, cfg.DataDir, cfg.LogStore = m.ID, m.Dir, logs
+	cfg.Dispatcher, cfg.StateMachine = m.Sink, sm
+	if m.dispatch != nil {
+		cfg.Dispatcher = m.dispatch
+	}
+	cfg.RaftAddr = m.Addr
 	cfg.Logger = c.log.With("node", m.ID)
 	if bootstrap {
 		for _, o := range c.members {
@@ -162,9 +222,14 @@ func (c *Cluster) config(i int, bootstrap bool) dledger.Config {
 
 func (c *Cluster) start(i int, bootstrap bool) {
 	c.t.Helper()
-	cfg := c.config(i, bootstrap)
+	logs, err := c.openLog(i)
+	if err != nil {
+		c.t.Fatalf("dledgertest: open log of %s: %v", c.members[i].ID, err)
+	}
+	cfg := c.config(i, bootstrap, logs)
 	n, err := dledger.New(cfg)
 	if err != nil {
+		c.closeLog(c.members[i])
 		c.t.Fatalf("dledgertest: start %s: %v", c.members[i].ID, err)
 	}
 	c.mu.Lock()
@@ -179,14 +244,7 @@ func (c *Cluster) start(i int, bootstrap bool) {
 func (c *Cluster) AddMember() int {
 	c.t.Helper()
 	i := len(c.members)
-	m := &Member{ID: fmt.Sprintf("n%d", i), Dir: filepath.Join(c.t.TempDir(), fmt.Sprintf("n%d", i)), Sink: NewMemQueueSink()}
-	m.Addr = m.ID
-	if c.opts.TCP {
-		m.Addr = freePort(c.t)
-	}
-	if c.opts.InmemLog {
-		m.Logs = raft.NewInmemStore()
-	}
+	m := c.newMember(i)
 	c.mu.Lock()
 	c.members = append(c.members, m)
 	c.mu.Unlock()
@@ -259,6 +317,26 @@ func (c *Cluster) Kill(i int) {
 	c.relink()
 	if err := n.Close(); err != nil {
 		c.t.Logf("dledgertest: close %s: %v", c.members[i].ID, err)
+	}
+	c.closeLog(c.members[i])
+}
+
+// closeLog closes a member's commitlog after its node stopped.
+func (c *Cluster) closeLog(m *Member) {
+	c.mu.Lock()
+	l, closer := m.Log, m.closeStore
+	m.Log, m.closeStore, m.dispatch = nil, nil, nil
+	c.mu.Unlock()
+	if closer != nil {
+		if err := closer(); err != nil {
+			c.t.Logf("dledgertest: close store of %s: %v", m.ID, err)
+		}
+	}
+	if l == nil {
+		return
+	}
+	if err := l.Close(); err != nil {
+		c.t.Logf("dledgertest: close log of %s: %v", m.ID, err)
 	}
 }
 
@@ -352,7 +430,7 @@ func (c *Cluster) Eventually(timeout time.Duration, cond func() error) {
 }
 
 // WaitConverged waits until every live node has applied the same index
-// and holds the same metadata.
+// and holds the same counters and state-machine state.
 func (c *Cluster) WaitConverged(timeout time.Duration) {
 	c.t.Helper()
 	c.Eventually(timeout, func() error {
@@ -366,18 +444,35 @@ func (c *Cluster) WaitConverged(timeout time.Duration) {
 				last = l
 			}
 		}
-		want := c.Node(live[0]).Metadata().Encode()
+		want, err := c.state(live[0])
+		if err != nil {
+			return err
+		}
 		for _, i := range live {
 			n := c.Node(i)
 			if got := n.Raft().AppliedIndex(); got != last {
 				return fmt.Errorf("n%d applied %d of %d", i, got, last)
 			}
-			if got := n.Metadata().Encode(); string(got) != string(want) {
-				return fmt.Errorf("n%d metadata differs from n%d", i, live[0])
+			got, err := c.state(i)
+			if err != nil {
+				return err
+			}
+			if got != want {
+				return fmt.Errorf("n%d state differs from n%d", i, live[0])
 			}
 		}
 		return nil
 	})
+}
+
+// state is node i's applied counters and state machine, comparable.
+func (c *Cluster) state(i int) (string, error) {
+	n, m := c.Node(i), c.Member(i)
+	sm, err := m.SM.Snapshot()
+	if err != nil {
+		return "", err
+	}
+	return fmt.Sprint(n.MaxCommitOffset(), n.Queues(), string(sm)), nil
 }
 
 // Close stops every node.

@@ -15,44 +15,53 @@ var (
 	ErrGap      = errors.New("dledgertest: consumequeue gap")
 )
 
-// MemQueueSink is an in-memory dledger.QueueSink with the consumequeue's
+// Entry is what the dispatcher keeps of a message: a consumequeue entry.
+type Entry struct {
+	CommitOffset int64
+	Size         int32
+	TagsCode     int64
+}
+
+// MemDispatcher is an in-memory dledger.Dispatcher with the consumequeue's
 // replay contract (equal entry no-op, different entry error, gap error).
 // The harness keeps it across a node's restarts, as a disk would.
-type MemQueueSink struct {
+type MemDispatcher struct {
 	mu     sync.Mutex
 	queues map[dledger.QueueKey]*memQueue
 }
 
 type memQueue struct {
 	min     int64 // first offset held (after a snapshot install)
-	entries []dledger.QueueEntry
+	entries []Entry
 }
 
-var _ dledger.QueueSink = (*MemQueueSink)(nil)
+var _ dledger.Dispatcher = (*MemDispatcher)(nil)
 
-// NewMemQueueSink returns an empty sink.
-func NewMemQueueSink() *MemQueueSink {
-	return &MemQueueSink{queues: map[dledger.QueueKey]*memQueue{}}
+// NewMemDispatcher returns an empty dispatcher.
+func NewMemDispatcher() *MemDispatcher {
+	return &MemDispatcher{queues: map[dledger.QueueKey]*memQueue{}}
 }
 
-// Append implements dledger.QueueSink.
-func (s *MemQueueSink) Append(k dledger.QueueKey, first int64, es []dledger.QueueEntry) error {
+// Dispatch implements dledger.Dispatcher.
+func (s *MemDispatcher) Dispatch(_ uint64, msgs []dledger.AppliedMessage) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	q := s.queues[k]
-	if q == nil {
-		q = &memQueue{}
-		s.queues[k] = q
-	}
-	for i, e := range es {
-		if err := q.append(k, first+int64(i), e); err != nil {
+	for i := range msgs {
+		m := &msgs[i]
+		k := dledger.QueueKey{Topic: m.Topic, QueueID: m.QueueID}
+		q := s.queues[k]
+		if q == nil {
+			q = &memQueue{}
+			s.queues[k] = q
+		}
+		if err := q.append(k, m.QueueOffset, Entry{CommitOffset: m.CommitOffset, Size: m.Size, TagsCode: m.TagsCode}); err != nil {
 			return err
 		}
 	}
 	return nil
 }
 
-func (q *memQueue) append(k dledger.QueueKey, off int64, e dledger.QueueEntry) error {
+func (q *memQueue) append(k dledger.QueueKey, off int64, e Entry) error {
 	max := q.min + int64(len(q.entries))
 	switch {
 	case off < q.min:
@@ -69,8 +78,8 @@ func (q *memQueue) append(k dledger.QueueKey, off int64, e dledger.QueueEntry) e
 	return nil
 }
 
-// Restored implements dledger.QueueSink.
-func (s *MemQueueSink) Restored(next map[dledger.QueueKey]int64) error {
+// Restored implements dledger.Dispatcher.
+func (s *MemDispatcher) Restored(next map[dledger.QueueKey]int64) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	for k, n := range next {
@@ -83,18 +92,18 @@ func (s *MemQueueSink) Restored(next map[dledger.QueueKey]int64) error {
 }
 
 // Entries returns a copy of a queue's entries and its first offset.
-func (s *MemQueueSink) Entries(k dledger.QueueKey) (min int64, entries []dledger.QueueEntry) {
+func (s *MemDispatcher) Entries(k dledger.QueueKey) (min int64, entries []Entry) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	q := s.queues[k]
 	if q == nil {
 		return 0, nil
 	}
-	return q.min, append([]dledger.QueueEntry(nil), q.entries...)
+	return q.min, append([]Entry(nil), q.entries...)
 }
 
 // Queues returns every queue key, sorted.
-func (s *MemQueueSink) Queues() []dledger.QueueKey {
+func (s *MemDispatcher) Queues() []dledger.QueueKey {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	keys := make([]dledger.QueueKey, 0, len(s.queues))

@@ -1,0 +1,141 @@
+package meta
+
+import (
+	"bytes"
+	"errors"
+	"reflect"
+	"testing"
+
+	"github.com/raftmq/raftmq/dledger"
+)
+
+func allCommands() []dledger.Command {
+	return []dledger.Command{
+		&CommitOffsetsCommand{Offsets: []ConsumerOffset{{OffsetKey{"g", "t", 3}, 42}, {OffsetKey{"g2", "t", 0}, -1}}},
+		&ResetOffsetsCommand{Offsets: []ConsumerOffset{{OffsetKey{"g", "t", 1}, 7}}},
+		&PutTopicCommand{Topic: TopicConfig{Name: "t", ReadQueueNums: 8, WriteQueueNums: 4, Perm: 6, TopicSysFlag: 1, Order: true, FilterType: 1}},
+		&DeleteTopicCommand{Name: "t"},
+		&PutSubscriptionGroupCommand{Group: SubscriptionGroupConfig{GroupName: "g", ConsumeEnable: true, RetryQueueNums: 1, RetryMaxTimes: 16, BrokerID: 0, WhichBrokerWhenConsumeSlowly: 1, NotifyConsumerIdsChangedEnable: true}},
+		&DeleteSubscriptionGroupCommand{Name: "g"},
+		&DelayProgressCommand{Progress: []DelayProgress{{2, 100}, {17, 5}}},
+		&TimerProgressCommand{Progress: TimerProgress{O: 10, T: 1700000000000, L: 4}},
+	}
+}
+
+func TestCommandRoundTrip(t *testing.T) {
+	for _, c := range allCommands() {
+		b, err := c.AppendBody(nil)
+		if err != nil {
+			t.Fatalf("%T: encode: %v", c, err)
+		}
+		got, err := Decode(c.Type(), b)
+		if err != nil {
+			t.Fatalf("%T: decode: %v", c, err)
+		}
+		if !reflect.DeepEqual(got, c) {
+			t.Errorf("%T: got %+v, want %+v", c, got, c)
+		}
+		// Every strict prefix must fail to decode, never panic.
+		for i := 0; i < len(b); i++ {
+			if _, err := Decode(c.Type(), b[:i]); err == nil {
+				t.Errorf("%T: prefix of %d bytes decoded", c, i)
+			}
+		}
+		if _, err := Decode(c.Type(), append(b, 0)); !errors.Is(err, ErrBadCommand) {
+			t.Errorf("%T: trailing byte: %v", c, err)
+		}
+	}
+}
+
+func TestUnknownAndReserved(t *testing.T) {
+	if _, err := Decode(CmdTransactionState, nil); !errors.Is(err, ErrBadCommand) {
+		t.Errorf("reserved type: %v", err)
+	}
+	if _, err := Decode(200, nil); !errors.Is(err, ErrBadCommand) {
+		t.Errorf("unknown type: %v", err)
+	}
+	if err := NewState().Apply(1, 200, nil); !errors.Is(err, ErrBadCommand) {
+		t.Errorf("Apply of an unknown type: %v", err)
+	}
+}
+
+func TestApplyAndSnapshotRoundTrip(t *testing.T) {
+	s := NewState()
+	for i, c := range []dledger.Command{
+		&PutTopicCommand{Topic: TopicConfig{Name: "t", ReadQueueNums: 4, WriteQueueNums: 4, Perm: 6}},
+		&PutTopicCommand{Topic: TopicConfig{Name: "u", ReadQueueNums: 1, WriteQueueNums: 1, Perm: 6}},
+		&PutSubscriptionGroupCommand{Group: SubscriptionGroupConfig{GroupName: "g", ConsumeEnable: true}},
+		&CommitOffsetsCommand{Offsets: []ConsumerOffset{{OffsetKey{"g", "t", 1}, 10}, {OffsetKey{"g", "u", 0}, 3}}},
+		&ResetOffsetsCommand{Offsets: []ConsumerOffset{{OffsetKey{"g", "t", 1}, 4}}},
+		&DelayProgressCommand{Progress: []DelayProgress{{QueueID: 2, Offset: 9}}},
+		&TimerProgressCommand{Progress: TimerProgress{O: 5, T: 99, L: 2}},
+		&DeleteTopicCommand{Name: "u"},
+	} {
+		b, _ := c.AppendBody(nil)
+		if err := s.Apply(uint64(i+1), c.Type(), b); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if _, ok := s.Topic("u"); ok {
+		t.Error("deleted topic u present")
+	}
+	if o, _ := s.ConsumerOffset(OffsetKey{"g", "t", 1}); o != 4 {
+		t.Errorf("offset %d, want 4 after the reset", o)
+	}
+	if _, ok := s.ConsumerOffset(OffsetKey{"g", "u", 0}); ok {
+		t.Error("offset of the deleted topic kept")
+	}
+	if d, _ := s.DelayOffset(2); d != 9 || s.Timer() != (TimerProgress{5, 99, 2}) || s.AppliedIndex() != 8 {
+		t.Errorf("delay %d, timer %+v, applied %d", d, s.Timer(), s.AppliedIndex())
+	}
+	b, err := s.Snapshot()
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := NewState()
+	if err := r.Restore(b); err != nil {
+		t.Fatal(err)
+	}
+	rb, _ := r.Snapshot()
+	if !bytes.Equal(rb, b) {
+		t.Error("re-encoded snapshot differs")
+	}
+	if g, ok := r.SubscriptionGroup("g"); !ok || !g.ConsumeEnable || len(r.Topics()) != 1 || len(r.ConsumerOffsets("g")) != 1 {
+		t.Errorf("restored %+v", r)
+	}
+	for i := 0; i < len(b); i++ {
+		if err := NewState().Restore(b[:i]); err == nil {
+			t.Errorf("snapshot prefix of %d bytes restored", i)
+		}
+	}
+}
+
+func TestCommitOffsetsMerge(t *testing.T) {
+	a := &CommitOffsetsCommand{Offsets: []ConsumerOffset{{OffsetKey{"g", "t", 0}, 1}}}
+	b := &CommitOffsetsCommand{Offsets: []ConsumerOffset{{OffsetKey{"g", "t", 0}, 5}, {OffsetKey{"g", "t", 1}, 2}}}
+	m := a.Merge([]dledger.Command{b}).(*CommitOffsetsCommand)
+	if m.Len() != 3 || len(a.Offsets) != 1 {
+		t.Fatalf("merged %+v, receiver %+v", m, a)
+	}
+	s := NewState()
+	body, _ := m.AppendBody(nil)
+	if err := s.Apply(1, m.Type(), body); err != nil {
+		t.Fatal(err)
+	}
+	if o, _ := s.ConsumerOffset(OffsetKey{"g", "t", 0}); o != 5 {
+		t.Errorf("merged commit applied %d, want the later 5", o)
+	}
+}
+
+func FuzzDecode(f *testing.F) {
+	for _, c := range allCommands() {
+		b, _ := c.AppendBody(nil)
+		f.Add(uint8(c.Type()), b)
+	}
+	s, _ := NewState().Snapshot()
+	f.Add(uint8(0), s)
+	f.Fuzz(func(t *testing.T, typ uint8, b []byte) {
+		_, _ = Decode(dledger.CommandType(typ), b)
+		_ = NewState().Restore(b)
+	})
+}

@@ -1,0 +1,158 @@
+package broker
+
+// A node's place in its broker group: whether it leads, and how a write
+// reaches the leader. Every service that writes goes through it.
+//
+// Forwarding: a follower (or a node that lost leadership mid-request)
+// sends the client's request on to the leader and returns the leader's
+// answer under the client's opaque, so a client with a stale route —
+// every RocketMQ client for up to 30 s after a failover — still succeeds.
+// A request is forwarded at most once: one that arrives forwarded at a
+// non-leader is answered SERVICE_NOT_AVAILABLE, and the client retries.
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/hashicorp/raft"
+
+	"github.com/raftmq/raftmq/dledger"
+	"github.com/raftmq/raftmq/remoting"
+)
+
+// extForwarded marks a request forwarded by a follower (raftmq extension).
+const extForwarded = "raftmqForwarded"
+
+// barrierTimeout bounds the barrier a leader service starts with.
+const barrierTimeout = 5 * time.Second
+
+// errNotLeaderTerm means leadership or its term changed under a service.
+var errNotLeaderTerm = errors.New("broker: not leader in this term")
+
+// replica is this node of a broker group.
+type replica struct {
+	node           *dledger.Node
+	self           Peer
+	peers          []Peer
+	group          string // the group's BrokerName
+	client         *remoting.Client
+	forwardTimeout time.Duration
+}
+
+func (r *replica) isLeader() bool { return r.node.IsLeader() }
+
+// propose runs cmd through the group; it is the one way processors write.
+func (r *replica) propose(ctx context.Context, cmd dledger.Command) (dledger.Result, error) {
+	res, err := r.node.Propose(ctx, cmd)
+	if err != nil {
+		return res, fmt.Errorf("broker: propose %T: %w", cmd, err)
+	}
+	return res, nil
+}
+
+// remotingAddrOf is the client-facing address of peer id, "" if unknown.
+func (r *replica) remotingAddrOf(id string) string {
+	for _, p := range r.peers {
+		if p.ID == id {
+			return p.RemotingAddr
+		}
+	}
+	return ""
+}
+
+// leaderRemotingAddr is the leader's client-facing address, "" when no
+// leader is known or this node leads.
+func (r *replica) leaderRemotingAddr() string {
+	_, id := r.node.Leader()
+	if id == "" || id == r.self.ID {
+		return ""
+	}
+	return r.remotingAddrOf(id)
+}
+
+// forward sends req to the leader and returns the leader's response
+// addressed to req.
+func (r *replica) forward(ctx context.Context, req *remoting.Command) *remoting.Command {
+	if req.ExtFields[extForwarded] != "" {
+		return errResponse(req, remoting.ResServiceNotAvailable,
+			"broker %s is not the leader of %s (request already forwarded once)", r.self.ID, r.group)
+	}
+	addr := r.leaderRemotingAddr()
+	if addr == "" {
+		return errResponse(req, remoting.ResServiceNotAvailable,
+			"broker group %s has no leader right now, retry", r.group)
+	}
+	fwd := req.Clone()
+	fwd.Flag &^= remoting.FlagOneway
+	if fwd.ExtFields == nil {
+		fwd.ExtFields = map[string]string{}
+	}
+	fwd.ExtFields[extForwarded] = r.self.ID
+	ctx, cancel := context.WithTimeout(ctx, r.forwardTimeout)
+	defer cancel()
+	resp, err := r.client.Invoke(ctx, addr, fwd)
+	if err != nil {
+		return errResponse(req, remoting.ResSystemError, "forwarding to leader %s: %v", addr, err)
+	}
+	out := resp.Clone()
+	out.Opaque, out.SerializeType = req.Opaque, req.SerializeType
+	return out
+}
+
+// leaderOnly forwards req to the leader unless this node leads.
+func (r *replica) leaderOnly(h handlerFunc) handlerFunc {
+	return func(ctx context.Context, c *remoting.Conn, req *remoting.Command) *remoting.Command {
+		if !r.isLeader() {
+			return r.forward(ctx, req)
+		}
+		return h(ctx, c, req)
+	}
+}
+
+// proposeFailure turns a failed proposal into the answer to req: a
+// not-leader error is forwarded (nothing was appended, resending is safe);
+// the rest get a code the client retries on and a remark saying what
+// happened.
+func (r *replica) proposeFailure(ctx context.Context, req *remoting.Command, err error) *remoting.Command {
+	var nl *dledger.NotLeaderError
+	switch {
+	case errors.As(err, &nl):
+		return r.forward(ctx, req)
+	case errors.Is(err, dledger.ErrStaleProposal):
+		return errResponse(req, remoting.ResServiceNotAvailable, "leadership changed before the write was stored; retry: %v", err)
+	case errors.Is(err, dledger.ErrLeadershipLost), errors.Is(err, context.DeadlineExceeded), errors.Is(err, context.Canceled):
+		return errResponse(req, remoting.ResSystemError, "write outcome unknown (may be stored): %v", err)
+	case errors.Is(err, dledger.ErrTooLarge):
+		return errResponse(req, remoting.ResMessageIllegal, "%v", err)
+	default:
+		return errResponse(req, remoting.ResSystemError, "%v", err)
+	}
+}
+
+// barrier waits until every entry of the log is applied here and returns
+// the term it did so in; state read afterwards is committed state of that
+// term's start plus this node's own later writes.
+func (r *replica) barrier(ctx context.Context) (uint64, error) {
+	rf := r.node.Raft()
+	term := rf.CurrentTerm()
+	if rf.State() != raft.Leader {
+		return 0, errNotLeaderTerm
+	}
+	f := rf.Barrier(barrierTimeout)
+	done := make(chan error, 1)
+	go func() { done <- f.Error() }()
+	select {
+	case err := <-done:
+		if err != nil {
+			return 0, fmt.Errorf("broker: barrier: %w", err)
+		}
+	case <-ctx.Done():
+		return 0, ctx.Err()
+	}
+	if rf.State() != raft.Leader || rf.CurrentTerm() != term {
+		return 0, errNotLeaderTerm
+	}
+	return term, nil
+}
