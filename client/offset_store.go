@@ -27,14 +27,14 @@ type offsetStore interface {
 // remoteOffsetStore keeps offsets on the leader of each queue's broker
 // group (QUERY_CONSUMER_OFFSET, UPDATE_CONSUMER_OFFSET).
 type remoteOffsetStore struct {
-	b *consumerBase
+	gm *groupMember
 
 	mu   sync.Mutex
 	last map[MessageQueue]int64
 }
 
-func newRemoteOffsetStore(b *consumerBase) *remoteOffsetStore {
-	return &remoteOffsetStore{b: b, last: map[MessageQueue]int64{}}
+func newRemoteOffsetStore(gm *groupMember) *remoteOffsetStore {
+	return &remoteOffsetStore{gm: gm, last: map[MessageQueue]int64{}}
 }
 
 func offsetExt(group string, mq MessageQueue) map[string]string {
@@ -42,8 +42,8 @@ func offsetExt(group string, mq MessageQueue) map[string]string {
 }
 
 func (s *remoteOffsetStore) read(ctx context.Context, mq MessageQueue) (int64, bool, error) {
-	req := remoting.NewRequest(remoting.ReqQueryConsumerOffset, offsetExt(s.b.cfg.group, mq), nil)
-	resp, err := s.b.callLeader(ctx, mq, req)
+	req := remoting.NewRequest(remoting.ReqQueryConsumerOffset, offsetExt(s.gm.cfg.group, mq), nil)
+	resp, err := s.gm.callLeader(ctx, mq, req)
 	var e *Error
 	if errors.As(err, &e) && e.Code == remoting.ResQueryNotFound {
 		return 0, false, nil
@@ -70,9 +70,9 @@ func (s *remoteOffsetStore) persist(ctx context.Context, offs map[MessageQueue]i
 		if seen && prev == off {
 			continue
 		}
-		ext := offsetExt(s.b.cfg.group, mq)
+		ext := offsetExt(s.gm.cfg.group, mq)
 		ext["commitOffset"] = strconv.FormatInt(off, 10)
-		if _, err := s.b.callLeader(ctx, mq, remoting.NewRequest(remoting.ReqUpdateConsumerOffset, ext, nil)); err != nil {
+		if _, err := s.gm.callLeader(ctx, mq, remoting.NewRequest(remoting.ReqUpdateConsumerOffset, ext, nil)); err != nil {
 			errs = append(errs, err)
 			continue
 		}

@@ -114,7 +114,7 @@ func TestPushConsumeFrom(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		pc.b.store = notFoundStore{pc.b.store}
+		pc.gm.store = notFoundStore{pc.gm.store}
 		if err := pc.Subscribe("cf", "*", c.handler); err != nil {
 			t.Fatal(err)
 		}
@@ -125,9 +125,9 @@ func TestPushConsumeFrom(t *testing.T) {
 		waitFor(t, 10*time.Second, tc.name+" assignment", func() bool { return len(queuesOf(pc.Assignment(), "cf")) == 2 })
 		// Every queue's start offset is resolved before its first pull.
 		waitFor(t, 10*time.Second, tc.name+" start offsets", func() bool {
-			pc.b.mu.Lock()
-			defer pc.b.mu.Unlock()
-			for mq, qs := range pc.b.queues {
+			pc.gm.mu.Lock()
+			defer pc.gm.mu.Unlock()
+			for mq, qs := range pc.gm.queues {
 				if mq.Topic == "cf" && qs.pq.commitOffset() == 0 && tc.name == "last" {
 					return false
 				}
