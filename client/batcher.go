@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/raftmq/raftmq/message"
+	"github.com/raftmq/raftmq/protocol"
 	"github.com/raftmq/raftmq/remoting"
 )
 
@@ -143,7 +144,7 @@ func (b *batcher) start(r *pendingRun) {
 // compressed (a batch has one sysFlag), no delay or timer, not a half
 // message, not to a retry or dead-letter topic.
 func batchable(m *message.Message, pm *prepared) bool {
-	if pm.sysFlag != 0 || strings.HasPrefix(m.Topic, "%RETRY%") || strings.HasPrefix(m.Topic, "%DLQ%") {
+	if pm.sysFlag != 0 || protocol.IsRetryTopic(m.Topic) || protocol.IsDLQTopic(m.Topic) {
 		return false
 	}
 	for _, k := range []string{message.PropertyDelayLevel, message.PropertyTimerDeliverMS,

@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/raftmq/raftmq/message"
+	"github.com/raftmq/raftmq/protocol"
 )
 
 // MessageModel says how a consumer group shares a topic's messages.
@@ -30,9 +31,9 @@ const (
 // String returns RocketMQ's name of the model.
 func (m MessageModel) String() string {
 	if m == Broadcasting {
-		return "BROADCASTING"
+		return protocol.Broadcasting
 	}
-	return "CLUSTERING"
+	return protocol.Clustering
 }
 
 // ConsumeFrom says where a group starts on a queue for which the broker has
@@ -45,14 +46,14 @@ type ConsumeFrom struct {
 }
 
 // ConsumeFromLast starts at the end of the queue (the default).
-func ConsumeFromLast() ConsumeFrom { return ConsumeFrom{where: "CONSUME_FROM_LAST_OFFSET"} }
+func ConsumeFromLast() ConsumeFrom { return ConsumeFrom{where: protocol.ConsumeFromLastOffset} }
 
 // ConsumeFromFirst starts at the beginning of the queue.
-func ConsumeFromFirst() ConsumeFrom { return ConsumeFrom{where: "CONSUME_FROM_FIRST_OFFSET"} }
+func ConsumeFromFirst() ConsumeFrom { return ConsumeFrom{where: protocol.ConsumeFromFirstOffset} }
 
 // ConsumeFromTimestamp starts at the first message stored at or after t.
 func ConsumeFromTimestamp(t time.Time) ConsumeFrom {
-	return ConsumeFrom{where: "CONSUME_FROM_TIMESTAMP", at: t}
+	return ConsumeFrom{where: protocol.ConsumeFromTimestamp, at: t}
 }
 
 // String returns RocketMQ's name of the starting point.
@@ -101,7 +102,7 @@ const (
 	DefaultMaxSpan            = 2000
 	DefaultRebalanceInterval  = 20 * time.Second
 	DefaultCommitInterval     = 5 * time.Second
-	DefaultMaxReconsumeTimes  = 16
+	DefaultMaxReconsumeTimes  = protocol.DefaultMaxReconsumeTimes
 	DefaultLocalRetryDelay    = 5 * time.Second
 	// DefaultOrderlySuspend is how long an orderly queue pauses after
 	// its handler asked for a retry.
@@ -271,9 +272,6 @@ func newConsumerSettings(group string, opts []Option) (*settings, consumerSettin
 	return cfg, cs, cs.validate()
 }
 
-// RetryTopic is a consumer group's retry topic, %RETRY%group.
-func RetryTopic(group string) string { return "%RETRY%" + group }
-
 // subscription is one topic's filter, as announced in heartbeats.
 type subscription struct {
 	topic   string
@@ -283,24 +281,19 @@ type subscription struct {
 	handler MessageHandler
 }
 
-// parseSubscription parses a tag expression: "*" or "" for all, else tags
-// separated by "||".
+// parseSubscription parses a tag expression (protocol.ParseTagExpression):
+// "*" or "" for all, else tags separated by "||", trimmed, each once.
 func parseSubscription(topic, expr string) (*subscription, error) {
 	if topic == "" {
 		return nil, fmt.Errorf("%w: empty topic", ErrInvalidOption)
 	}
-	s := &subscription{topic: topic, expr: strings.TrimSpace(expr), version: time.Now().UnixMilli()}
-	if s.expr == "" || s.expr == "*" {
-		s.expr = "*"
-		return s, nil
+	tags, all, err := protocol.ParseTagExpression(expr)
+	if err != nil {
+		return nil, fmt.Errorf("%w: %w", ErrInvalidOption, err)
 	}
-	for _, t := range strings.Split(s.expr, "||") {
-		if t = strings.TrimSpace(t); t != "" && !slices.Contains(s.tags, t) {
-			s.tags = append(s.tags, t)
-		}
-	}
-	if len(s.tags) == 0 {
-		return nil, fmt.Errorf("%w: tag expression %q has no tag", ErrInvalidOption, expr)
+	s := &subscription{topic: topic, expr: strings.TrimSpace(expr), tags: tags, version: time.Now().UnixMilli()}
+	if all {
+		s.expr = protocol.SubAll
 	}
 	return s, nil
 }
@@ -312,12 +305,12 @@ func (s *subscription) matches(m *message.MessageExt) bool {
 }
 
 // data is the heartbeat form of the subscription.
-func (s *subscription) data() subscriptionData {
-	sd := subscriptionData{Topic: s.topic, SubString: s.expr, TagsSet: []string{}, CodeSet: []string{},
-		SubVersion: s.version, ExpressionType: "TAG"}
+func (s *subscription) data() protocol.SubscriptionData {
+	sd := protocol.SubscriptionData{Topic: s.topic, SubString: s.expr, TagsSet: []string{}, CodeSet: protocol.CodeSet{},
+		SubVersion: s.version, ExpressionType: protocol.ExprTag}
 	for _, t := range s.tags {
 		sd.TagsSet = append(sd.TagsSet, t)
-		sd.CodeSet = append(sd.CodeSet, strconv.FormatInt(message.TagsHashCode(t), 10))
+		sd.CodeSet = append(sd.CodeSet, message.TagsHashCode(t))
 	}
 	return sd
 }

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/raftmq/raftmq/message"
+	"github.com/raftmq/raftmq/protocol"
 	"github.com/raftmq/raftmq/remoting"
 )
 
@@ -89,13 +90,14 @@ func newGroupMember(group string, opts []Option, active bool, name string) (*gro
 }
 
 // heartbeatData announces the group and its subscriptions.
-func (gm *groupMember) heartbeatData(hb *heartbeatData) {
+func (gm *groupMember) heartbeatData(hb *protocol.HeartbeatData) {
 	gm.mu.Lock()
 	defer gm.mu.Unlock()
-	cd := consumerData{GroupName: gm.cfg.group, ConsumeType: "CONSUME_PASSIVELY", MessageModel: gm.cs.model.String(),
-		ConsumeFromWhere: gm.cs.from.String(), SubscriptionDataSet: []subscriptionData{}}
+	cd := protocol.ConsumerData{GroupName: gm.cfg.group, ConsumeType: protocol.ConsumePassively,
+		MessageModel: gm.cs.model.String(), ConsumeFromWhere: gm.cs.from.String(),
+		SubscriptionDataSet: []protocol.SubscriptionData{}}
 	if gm.active {
-		cd.ConsumeType = "CONSUME_ACTIVELY"
+		cd.ConsumeType = protocol.ConsumeActively
 	}
 	for _, t := range slices.Sorted(maps.Keys(gm.subs)) {
 		cd.SubscriptionDataSet = append(cd.SubscriptionDataSet, gm.subs[t].data())
@@ -119,9 +121,9 @@ func (gm *groupMember) subscribe(topic, expr string, h MessageHandler) error {
 	if gm.cs.model == Clustering && !gm.active {
 		// Messages sent back for retry come from %RETRY%group, which
 		// every clustering push consumer subscribes as RocketMQ's do.
-		rt := RetryTopic(gm.cfg.group)
+		rt := protocol.RetryTopic(gm.cfg.group)
 		if _, ok := gm.subs[rt]; !ok {
-			r, _ := parseSubscription(rt, "*")
+			r, _ := parseSubscription(rt, protocol.SubAll)
 			gm.subs[rt] = r
 		}
 	}
@@ -149,7 +151,7 @@ func (gm *groupMember) start(ctx context.Context) error {
 	topics := slices.Sorted(maps.Keys(gm.subs))
 	gm.mu.Unlock()
 	for _, t := range topics {
-		if t == RetryTopic(gm.cfg.group) {
+		if t == protocol.RetryTopic(gm.cfg.group) {
 			continue
 		}
 		if _, err := gm.c.routes.get(ctx, t); err != nil {

@@ -10,6 +10,7 @@ import (
 	"strconv"
 	"sync"
 
+	"github.com/raftmq/raftmq/protocol"
 	"github.com/raftmq/raftmq/remoting"
 )
 
@@ -37,12 +38,12 @@ func newRemoteOffsetStore(gm *groupMember) *remoteOffsetStore {
 	return &remoteOffsetStore{gm: gm, last: map[MessageQueue]int64{}}
 }
 
-func offsetExt(group string, mq MessageQueue) map[string]string {
-	return map[string]string{"consumerGroup": group, "topic": mq.Topic, "queueId": strconv.Itoa(int(mq.QueueID))}
+func (s *remoteOffsetStore) header(mq MessageQueue) protocol.ConsumerOffsetHeader {
+	return protocol.ConsumerOffsetHeader{ConsumerGroup: s.gm.cfg.group, Topic: mq.Topic, QueueID: mq.QueueID}
 }
 
 func (s *remoteOffsetStore) read(ctx context.Context, mq MessageQueue) (int64, bool, error) {
-	req := remoting.NewRequest(remoting.ReqQueryConsumerOffset, offsetExt(s.gm.cfg.group, mq), nil)
+	req := remoting.NewRequest(remoting.ReqQueryConsumerOffset, s.header(mq).Ext(false), nil)
 	resp, err := s.gm.callLeader(ctx, mq, req)
 	var e *Error
 	if errors.As(err, &e) && e.Code == remoting.ResQueryNotFound {
@@ -70,9 +71,9 @@ func (s *remoteOffsetStore) persist(ctx context.Context, offs map[MessageQueue]i
 		if seen && prev == off {
 			continue
 		}
-		ext := offsetExt(s.gm.cfg.group, mq)
-		ext["commitOffset"] = strconv.FormatInt(off, 10)
-		if _, err := s.gm.callLeader(ctx, mq, remoting.NewRequest(remoting.ReqUpdateConsumerOffset, ext, nil)); err != nil {
+		h := s.header(mq)
+		h.CommitOffset = off
+		if _, err := s.gm.callLeader(ctx, mq, remoting.NewRequest(remoting.ReqUpdateConsumerOffset, h.Ext(true), nil)); err != nil {
 			errs = append(errs, err)
 			continue
 		}

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/raftmq/raftmq/message"
+	"github.com/raftmq/raftmq/protocol"
 )
 
 // SendStatus is how a broker reports a stored message (RocketMQ's
@@ -107,8 +108,8 @@ func NewProducer(opts ...Option) (*Producer, error) {
 	if cfg.batchMessages > 1 {
 		p.batch = newBatcher(p)
 	}
-	c.addHeartbeatSource(func(hb *heartbeatData) {
-		hb.ProducerDataSet = append(hb.ProducerDataSet, producerData{GroupName: cfg.group})
+	c.addHeartbeatSource(func(hb *protocol.HeartbeatData) {
+		hb.ProducerDataSet = append(hb.ProducerDataSet, protocol.ProducerData{GroupName: cfg.group})
 	})
 	c.onRoute(p.noteLeaders)
 	return p, nil
@@ -130,7 +131,7 @@ func (p *Producer) Start(ctx context.Context) error {
 	}
 	ctx, cancel := withTimeout(ctx, p.cfg.requestTimeout)
 	defer cancel()
-	if _, err := p.c.routes.fetchData(ctx, autoCreateTopic); err != nil && !isNoRoute(err) {
+	if _, err := p.c.routes.fetchData(ctx, protocol.DefaultTopic); err != nil && !isNoRoute(err) {
 		return err
 	}
 	if err := p.c.start(); err != nil {

@@ -23,7 +23,7 @@ type fakeServer struct {
 	routeCalls atomic.Int32
 
 	mu         sync.Mutex
-	heartbeats []heartbeatData
+	heartbeats []protocol.HeartbeatData
 }
 
 func startFake(t *testing.T) *fakeServer {
@@ -68,7 +68,7 @@ func fakeCluster(t *testing.T, codes ...int16) (ns, broker *fakeServer, sends *a
 		return resp
 	})
 	broker.srv.HandleFunc(remoting.ReqHeartBeat, func(_ context.Context, _ *remoting.Conn, req *remoting.Command) *remoting.Command {
-		var hb heartbeatData
+		var hb protocol.HeartbeatData
 		if err := json.Unmarshal(req.Body, &hb); err == nil {
 			broker.mu.Lock()
 			broker.heartbeats = append(broker.heartbeats, hb)

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/raftmq/raftmq/message"
+	"github.com/raftmq/raftmq/protocol"
 	"github.com/raftmq/raftmq/remoting"
 )
 
@@ -283,12 +284,12 @@ func (p *Producer) noteLeaders(r *Route) {
 // sendHeader is the SEND_MESSAGE_V2 / SEND_BATCH_MESSAGE header, with the
 // one-letter keys of SendMessageRequestHeaderV2.
 func (p *Producer) sendHeader(q MessageQueue, pm *prepared) map[string]string {
-	return map[string]string{
-		"a": p.cfg.group, "b": pm.topic, "c": autoCreateTopic, "d": strconv.Itoa(defaultTopicQueueNums),
-		"e": strconv.Itoa(int(q.QueueID)), "f": strconv.Itoa(int(pm.sysFlag)),
-		"g": strconv.FormatInt(time.Now().UnixMilli(), 10), "h": strconv.Itoa(int(pm.flag)),
-		"i": pm.props, "j": "0", "k": "false", "l": "0", "m": strconv.FormatBool(pm.batch), "n": q.BrokerName,
-	}
+	return protocol.SendMessageHeader{
+		ProducerGroup: p.cfg.group, Topic: pm.topic,
+		DefaultTopic: protocol.DefaultTopic, DefaultTopicQueueNums: defaultTopicQueueNums,
+		QueueID: q.QueueID, SysFlag: pm.sysFlag, BornTimestamp: time.Now().UnixMilli(), Flag: pm.flag,
+		Properties: pm.props, Batch: pm.batch, BrokerName: q.BrokerName,
+	}.ExtV2()
 }
 
 // sendOnce sends pm to queue q at addr and parses the answer, bounded by

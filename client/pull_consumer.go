@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/raftmq/raftmq/message"
+	"github.com/raftmq/raftmq/protocol"
 )
 
 // PullConsumer hands pulled messages to the application, which asks for
@@ -80,7 +81,7 @@ func (p *PullConsumer) Assign(queues ...MessageQueue) error {
 	gm.fixed = true
 	for _, q := range queues {
 		if _, ok := gm.subs[q.Topic]; !ok {
-			s, err := parseSubscription(q.Topic, "*")
+			s, err := parseSubscription(q.Topic, protocol.SubAll)
 			if err != nil {
 				return err
 			}

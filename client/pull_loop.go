@@ -8,14 +8,8 @@ import (
 	"time"
 
 	"github.com/raftmq/raftmq/message"
+	"github.com/raftmq/raftmq/protocol"
 	"github.com/raftmq/raftmq/remoting"
-)
-
-// Pull sysFlag bits (RocketMQ's PullSysFlag). Frozen.
-const (
-	pullFlagCommitOffset = 1 << 0
-	pullFlagSuspend      = 1 << 1
-	pullFlagSubscription = 1 << 2
 )
 
 const (
@@ -193,26 +187,24 @@ func (gm *groupMember) pullRequest(qs *queueState, offset int64) *remoting.Comma
 	gm.mu.Lock()
 	sub := gm.subs[qs.mq.Topic]
 	gm.mu.Unlock()
-	expr, version := "*", int64(0)
+	expr, version := protocol.SubAll, int64(0)
 	if sub != nil {
 		expr, version = sub.expr, sub.version
 	}
-	flag := int32(pullFlagSuspend | pullFlagSubscription)
+	flag := int32(protocol.PullFlagSuspend | protocol.PullFlagSubscription)
 	commit := int64(0)
 	if gm.cs.model == Clustering && !gm.active {
 		if commit = qs.pq.commitOffset(); commit > 0 {
-			flag |= pullFlagCommitOffset
+			flag |= protocol.PullFlagCommitOffset
 		}
 	}
-	ext := map[string]string{
-		"consumerGroup": gm.cfg.group, "topic": qs.mq.Topic, "queueId": strconv.Itoa(int(qs.mq.QueueID)),
-		"queueOffset": strconv.FormatInt(offset, 10), "maxMsgNums": strconv.Itoa(gm.cs.pullBatch),
-		"sysFlag": strconv.Itoa(int(flag)), "commitOffset": strconv.FormatInt(commit, 10),
-		"suspendTimeoutMillis": strconv.FormatInt(gm.cs.suspend.Milliseconds(), 10),
-		"subscription":         expr, "subVersion": strconv.FormatInt(version, 10), "expressionType": "TAG",
-		"bname": qs.mq.BrokerName,
+	h := protocol.PullMessageHeader{
+		ConsumerGroup: gm.cfg.group, Topic: qs.mq.Topic, QueueID: qs.mq.QueueID, QueueOffset: offset,
+		MaxMsgNums: int32(gm.cs.pullBatch), SysFlag: flag, CommitOffset: commit,
+		SuspendTimeoutMillis: gm.cs.suspend.Milliseconds(), Subscription: expr, SubVersion: version,
+		ExpressionType: protocol.ExprTag, BrokerName: qs.mq.BrokerName,
 	}
-	return remoting.NewRequest(remoting.ReqPullMessage, ext, nil)
+	return remoting.NewRequest(remoting.ReqPullMessage, h.Ext(), nil)
 }
 
 // initialOffset is where a newly assigned queue starts: the stored
@@ -229,7 +221,7 @@ func (gm *groupMember) initialOffset(ctx context.Context, mq MessageQueue) (int6
 // retry topic), first → 0 (a moved offset is corrected by the broker's
 // OFFSET_MOVED answer), timestamp → SEARCH_OFFSET_BY_TIMESTAMP.
 func (gm *groupMember) offsetFromWhere(ctx context.Context, mq MessageQueue, from ConsumeFrom) (int64, error) {
-	retry := len(mq.Topic) > len("%RETRY%") && mq.Topic[:len("%RETRY%")] == "%RETRY%"
+	_, retry := protocol.RetryGroup(mq.Topic)
 	switch from.String() {
 	case ConsumeFromFirst().where:
 		return 0, nil
@@ -255,7 +247,7 @@ func (gm *groupMember) searchOffset(ctx context.Context, mq MessageQueue, t time
 // queueOffset asks mq's leader an offset question (GET_MAX_OFFSET,
 // SEARCH_OFFSET_BY_TIMESTAMP) answered in ext "offset".
 func (gm *groupMember) queueOffset(ctx context.Context, mq MessageQueue, code int16, extra map[string]string) (int64, error) {
-	ext := map[string]string{"topic": mq.Topic, "queueId": strconv.Itoa(int(mq.QueueID))}
+	ext := protocol.QueueHeader{Topic: mq.Topic, QueueID: mq.QueueID}.Ext()
 	for k, v := range extra {
 		ext[k] = v
 	}

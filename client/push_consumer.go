@@ -2,12 +2,12 @@ package client
 
 import (
 	"context"
-	"strconv"
 	"sync"
 	"sync/atomic"
 	"time"
 
 	"github.com/raftmq/raftmq/message"
+	"github.com/raftmq/raftmq/protocol"
 	"github.com/raftmq/raftmq/remoting"
 )
 
@@ -222,7 +222,7 @@ func (p *PushConsumer) consume(t consumeTask) {
 // restoreRetryTopic gives messages of %RETRY%group their original topic,
 // as RocketMQ's resetRetryTopic.
 func (p *PushConsumer) restoreRetryTopic(msgs []*message.MessageExt) {
-	rt := RetryTopic(p.gm.cfg.group)
+	rt := protocol.RetryTopic(p.gm.cfg.group)
 	for _, m := range msgs {
 		if orig := m.Property(message.PropertyRetryTopic); orig != "" && m.Topic == rt {
 			m.Topic = orig
@@ -300,6 +300,16 @@ func (p *PushConsumer) retry(t consumeTask) {
 // group: the broker stores it in %RETRY%group with delay level
 // 3+reconsumeTimes (delayLevel 0), or in %DLQ%group past the maximum.
 func (p *PushConsumer) sendBack(mq MessageQueue, m *message.MessageExt) error {
+	ext := sendBackHeader(p.gm.cfg.group, m, p.gm.cs.maxReconsume)
+	ctx, cancel := context.WithTimeout(p.hctx, p.gm.cfg.requestTimeout)
+	defer cancel()
+	_, err := p.gm.callLeader(ctx, mq, remoting.NewRequest(remoting.ReqConsumerSendMsgBack, ext, nil))
+	return err
+}
+
+// sendBackHeader is CONSUMER_SEND_MSG_BACK's header for m: delay level 0
+// (the broker's 3+reconsumeTimes), m's original id.
+func sendBackHeader(group string, m *message.MessageExt, maxReconsume int) map[string]string {
 	origin := m.Property(message.PropertyOriginMessageID)
 	if origin == "" {
 		origin = m.UniqKey()
@@ -307,13 +317,6 @@ func (p *PushConsumer) sendBack(mq MessageQueue, m *message.MessageExt) error {
 	if origin == "" {
 		origin = m.MsgID()
 	}
-	ext := map[string]string{
-		"group": p.gm.cfg.group, "offset": strconv.FormatInt(m.CommitLogOffset, 10), "delayLevel": "0",
-		"originMsgId": origin, "originTopic": m.Topic, "unitMode": "false",
-		"maxReconsumeTimes": strconv.Itoa(p.gm.cs.maxReconsume),
-	}
-	ctx, cancel := context.WithTimeout(p.hctx, p.gm.cfg.requestTimeout)
-	defer cancel()
-	_, err := p.gm.callLeader(ctx, mq, remoting.NewRequest(remoting.ReqConsumerSendMsgBack, ext, nil))
-	return err
+	return protocol.SendBackHeader{Group: group, Offset: m.CommitLogOffset, DelayLevel: 0,
+		OriginMsgID: origin, OriginTopic: m.Topic, MaxReconsumeTimes: int32(maxReconsume)}.Ext()
 }

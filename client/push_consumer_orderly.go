@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/raftmq/raftmq/message"
+	"github.com/raftmq/raftmq/protocol"
 	"github.com/raftmq/raftmq/remoting"
 )
 
@@ -39,20 +40,6 @@ func WithOrderly() Option { return consumerOption(func(cs *consumerSettings) { c
 // handler asked for a retry. Default 1 s.
 func WithOrderlySuspend(d time.Duration) Option {
 	return consumerOption(func(cs *consumerSettings) { cs.suspendQueue = d })
-}
-
-// lockBatchBody is the body of LOCK_BATCH_MQ and UNLOCK_BATCH_MQ.
-type lockBatchBody struct {
-	ConsumerGroup string        `json:"consumerGroup"`
-	ClientID      string        `json:"clientId"`
-	MQSet         []lockQueueMQ `json:"mqSet"`
-}
-
-// lockQueueMQ is a queue as lock bodies name it (RocketMQ's MessageQueue).
-type lockQueueMQ struct {
-	Topic      string `json:"topic"`
-	BrokerName string `json:"brokerName"`
-	QueueID    int32  `json:"queueId"`
 }
 
 // setupOrderly installs the lock hooks (clustering) on the base.
@@ -191,11 +178,7 @@ func (p *PushConsumer) unlockQueues(ctx context.Context, gone []*queueState) {
 // lockCall sends LOCK_BATCH_MQ or UNLOCK_BATCH_MQ for mqs, all of one
 // broker group, to its leader; for a lock it returns the queues granted.
 func (p *PushConsumer) lockCall(ctx context.Context, code int16, mqs []MessageQueue) ([]MessageQueue, error) {
-	body := lockBatchBody{ConsumerGroup: p.gm.cfg.group, ClientID: p.gm.c.clientID}
-	for _, mq := range mqs {
-		body.MQSet = append(body.MQSet, lockQueueMQ(mq))
-	}
-	raw, err := json.Marshal(body)
+	raw, err := json.Marshal(lockRequest(p.gm.cfg.group, p.gm.c.clientID, mqs))
 	if err != nil {
 		return nil, err
 	}
@@ -203,9 +186,7 @@ func (p *PushConsumer) lockCall(ctx context.Context, code int16, mqs []MessageQu
 	if err != nil || code != remoting.ReqLockBatchMQ {
 		return nil, err
 	}
-	var ans struct {
-		LockOKMQSet []lockQueueMQ `json:"lockOKMQSet"`
-	}
+	var ans protocol.LockBatchResponse
 	if err := json.Unmarshal(resp.Body, &ans); err != nil {
 		return nil, err
 	}
@@ -214,6 +195,15 @@ func (p *PushConsumer) lockCall(ctx context.Context, code int16, mqs []MessageQu
 		out = append(out, MessageQueue(q))
 	}
 	return out, nil
+}
+
+// lockRequest is the body of LOCK_BATCH_MQ and UNLOCK_BATCH_MQ.
+func lockRequest(group, clientID string, mqs []MessageQueue) protocol.LockBatchRequest {
+	body := protocol.LockBatchRequest{ConsumerGroup: group, ClientID: clientID}
+	for _, mq := range mqs {
+		body.MQSet = append(body.MQSet, protocol.MessageQueue(mq))
+	}
+	return body
 }
 
 // groupByBroker splits mqs by broker group, in a stable order.

@@ -7,6 +7,7 @@ import (
 	"slices"
 	"time"
 
+	"github.com/raftmq/raftmq/protocol"
 	"github.com/raftmq/raftmq/remoting"
 )
 
@@ -67,9 +68,7 @@ func (gm *groupMember) consumerIDs(ctx context.Context, r *Route) ([]string, err
 	var lastErr error
 	for _, bd := range r.Data.BrokerDatas {
 		for _, addr := range brokerAddrs(bd) {
-			var body struct {
-				ConsumerIDList []string `json:"consumerIdList"`
-			}
+			var body protocol.ConsumerListBody
 			req := remoting.NewRequest(remoting.ReqGetConsumerListByGroup, map[string]string{"consumerGroup": gm.cfg.group}, nil)
 			resp, err := gm.c.call(ctx, addr, req)
 			if err == nil {
