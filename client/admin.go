@@ -14,14 +14,15 @@ import (
 // Admin manages topics and inspects brokers, consumer groups and messages.
 // It needs no Start; Close it when done.
 type Admin struct {
-	cfg *settings
+	cfg *config
 	c   *core
 }
 
 // NewAdmin returns an admin client configured by opts (WithNameServers,
-// WithRequestTimeout, WithLogger matter). It does no I/O.
-func NewAdmin(opts ...Option) (*Admin, error) {
-	cfg, err := newSettings(opts)
+// WithRequestTimeout, WithDialTimeout, WithLogger matter: an Admin sends
+// no heartbeats and keeps no routes). It does no I/O.
+func NewAdmin(opts ...Opt) (*Admin, error) {
+	cfg, err := newConfig(opts)
 	if err != nil {
 		return nil, err
 	}

@@ -24,12 +24,6 @@ import (
 // comma-separated offsetMsgIds and the first queue offset; the others
 // follow consecutively.
 
-// Default auto-batching limits (WithAsyncBatching).
-const (
-	DefaultAsyncBatchMessages = 256
-	DefaultAsyncBatchBytes    = 1 << 20
-)
-
 // asyncMsg is one SendAsync waiting in a batch.
 type asyncMsg struct {
 	ctx  context.Context

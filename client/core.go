@@ -27,7 +27,7 @@ import (
 //   - handle: serve a request brokers send (NOTIFY_CONSUMER_IDS_CHANGED,
 //     CHECK_TRANSACTION_STATE).
 type core struct {
-	cfg      *settings
+	cfg      *config
 	log      hclog.Logger
 	remote   *remoting.Client
 	routes   *routeCache
@@ -47,7 +47,7 @@ type core struct {
 	wg        sync.WaitGroup
 }
 
-func newCore(cfg *settings, name string) (*core, error) {
+func newCore(cfg *config, name string) (*core, error) {
 	rcfg := remoting.DefaultClientConfig()
 	rcfg.DialTimeout = cfg.dialTimeout
 	rcfg.Logger = cfg.logger.Named("remoting")

@@ -20,12 +20,14 @@ import (
 // one pull loop per assigned queue and the offset store. The consumer
 // kind supplies deliver, which takes the messages each pull found.
 type groupMember struct {
-	cfg     *settings
-	cs      consumerSettings
-	c       *core
-	store   offsetStore
-	active  bool // pull consumer: CONSUME_ACTIVELY, explicit commits
-	deliver func(ctx context.Context, qs *queueState, msgs []*message.MessageExt) bool
+	cfg    *consumerConfig
+	c      *core
+	store  offsetStore
+	active bool // pull consumer: CONSUME_ACTIVELY, explicit commits
+	// commitEvery is how often offsets are committed (push consumer); 0
+	// when commits are explicit.
+	commitEvery time.Duration
+	deliver     func(ctx context.Context, qs *queueState, msgs []*message.MessageExt) bool
 	// Orderly hooks (nil otherwise): lock newly assigned queues before
 	// they are pulled, let released ones go after their last commit.
 	lockNew    func(ctx context.Context, mqs []MessageQueue) []MessageQueue
@@ -63,21 +65,19 @@ type queueState struct {
 	serial   chan struct{}
 }
 
-func newGroupMember(group string, opts []Option, active bool, name string) (*groupMember, error) {
-	cfg, cs, err := newConsumerSettings(group, opts)
+// newGroupMember returns the membership of cfg's group, named name in
+// logs; active for a pull consumer. It does no I/O.
+func newGroupMember(cfg *consumerConfig, active bool, name string) (*groupMember, error) {
+	c, err := newCore(&cfg.config, name)
 	if err != nil {
 		return nil, err
 	}
-	c, err := newCore(cfg, name)
-	if err != nil {
-		return nil, err
-	}
-	gm := &groupMember{cfg: cfg, cs: cs, c: c, active: active, subs: map[string]*subscription{},
+	gm := &groupMember{cfg: cfg, c: c, active: active, subs: map[string]*subscription{},
 		queues: map[MessageQueue]*queueState{}, kick: make(chan struct{}, 1), stop: make(chan struct{}),
 		lastSeen: map[string][]string{}}
 	gm.runCtx, gm.runStop = context.WithCancel(context.Background())
-	if cs.model == Broadcasting {
-		gm.store = newLocalOffsetStore(cs.offsetDir, group)
+	if cfg.model == Broadcasting {
+		gm.store = newLocalOffsetStore(cfg.offsetDir, cfg.group)
 	} else {
 		gm.store = newRemoteOffsetStore(gm)
 	}
@@ -94,7 +94,7 @@ func (gm *groupMember) heartbeatData(hb *protocol.HeartbeatData) {
 	gm.mu.Lock()
 	defer gm.mu.Unlock()
 	cd := protocol.ConsumerData{GroupName: gm.cfg.group, ConsumeType: protocol.ConsumePassively,
-		MessageModel: gm.cs.model.String(), ConsumeFromWhere: gm.cs.from.String(),
+		MessageModel: gm.cfg.model.String(), ConsumeFromWhere: gm.cfg.from.String(),
 		SubscriptionDataSet: []protocol.SubscriptionData{}}
 	if gm.active {
 		cd.ConsumeType = protocol.ConsumeActively
@@ -118,7 +118,7 @@ func (gm *groupMember) subscribe(topic, expr string, h MessageHandler) error {
 		return ErrStarted
 	}
 	gm.subs[topic] = s
-	if gm.cs.model == Clustering && !gm.active {
+	if gm.cfg.model == Clustering && !gm.active {
 		// Messages sent back for retry come from %RETRY%group, which
 		// every clustering push consumer subscribes as RocketMQ's do.
 		rt := protocol.RetryTopic(gm.cfg.group)
@@ -171,10 +171,17 @@ func (gm *groupMember) start(ctx context.Context) error {
 // runLoops starts the rebalance loop (every interval and when kicked) and,
 // unless commits are explicit, the commit loop.
 func (gm *groupMember) runLoops() {
+	gm.runRebalanceLoop()
+	if gm.commitEvery > 0 {
+		gm.runCommitLoop()
+	}
+}
+
+func (gm *groupMember) runRebalanceLoop() {
 	gm.loops.Add(1)
 	go func() {
 		defer gm.loops.Done()
-		t := time.NewTicker(gm.cs.rebalanceEvery)
+		t := time.NewTicker(gm.cfg.rebalanceEvery)
 		defer t.Stop()
 		for {
 			select {
@@ -188,13 +195,13 @@ func (gm *groupMember) runLoops() {
 			cancel()
 		}
 	}()
-	if gm.active {
-		return
-	}
+}
+
+func (gm *groupMember) runCommitLoop() {
 	gm.loops.Add(1)
 	go func() {
 		defer gm.loops.Done()
-		t := time.NewTicker(gm.cs.commitEvery)
+		t := time.NewTicker(gm.commitEvery)
 		defer t.Stop()
 		for {
 			select {

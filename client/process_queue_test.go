@@ -38,7 +38,7 @@ func TestProcessQueueCommitOffset(t *testing.T) {
 
 // TestProcessQueueFull: count, bytes and span each pause pulling.
 func TestProcessQueueFull(t *testing.T) {
-	cs := defaultConsumerSettings()
+	cs := defaultConsumerConfig("cg-full")
 	cs.maxMsgs, cs.maxBytes, cs.maxSpan = 3, 10, 5
 	pq := newProcessQueue(0)
 	pq.add([]*message.MessageExt{extAt(0, "a"), extAt(1, "b")}, 2)
@@ -99,7 +99,7 @@ func TestPushFlowControl(t *testing.T) {
 		pc.gm.mu.Lock()
 		defer pc.gm.mu.Unlock()
 		for mq, qs := range pc.gm.queues {
-			if mq.Topic == "fc" && qs.pq.full(&pc.gm.cs) {
+			if mq.Topic == "fc" && qs.pq.full(pc.gm.cfg) {
 				return true
 			}
 		}

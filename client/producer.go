@@ -72,7 +72,7 @@ func (r SendResult) String() string {
 // Producer sends messages. Create it with NewProducer, call Start, then
 // send from any number of goroutines; Close when done.
 type Producer struct {
-	cfg   *settings
+	cfg   *producerConfig
 	c     *core
 	uniq  *message.UniqKeyGenerator
 	fault *faultSelector
@@ -87,14 +87,15 @@ type Producer struct {
 	leaders map[string]string    // broker group → id 0 address last seen
 }
 
-// NewProducer returns a producer configured by opts (group
-// DEFAULT_PRODUCER unless WithGroup). It does no I/O.
-func NewProducer(opts ...Option) (*Producer, error) {
-	cfg, err := newSettings(opts)
+// NewProducer returns a producer of group configured by opts; an empty or
+// invalid group (protocol.ValidateGroup) is an ErrInvalidOption. It does
+// no I/O.
+func NewProducer(group string, opts ...ProducerOpt) (*Producer, error) {
+	cfg, err := newProducerConfig(group, opts)
 	if err != nil {
 		return nil, err
 	}
-	c, err := newCore(cfg, "producer")
+	c, err := newCore(&cfg.config, "producer")
 	if err != nil {
 		return nil, err
 	}

@@ -35,10 +35,15 @@ type fetchedBatch struct {
 // loops block.
 const fetchedBuffer = 16
 
-// NewPullConsumer returns a pull consumer of group configured by opts. It
-// does no I/O.
-func NewPullConsumer(group string, opts ...Option) (*PullConsumer, error) {
-	gm, err := newGroupMember(group, opts, true, "pull-consumer")
+// NewPullConsumer returns a pull consumer of group configured by opts; an
+// empty or invalid group (protocol.ValidateGroup) is an ErrInvalidOption.
+// It does no I/O.
+func NewPullConsumer(group string, opts ...PullConsumerOpt) (*PullConsumer, error) {
+	cfg, err := newPullConfig(group, opts)
+	if err != nil {
+		return nil, err
+	}
+	gm, err := newGroupMember(&cfg.consumerConfig, true, "pull-consumer")
 	if err != nil {
 		return nil, err
 	}

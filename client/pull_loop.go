@@ -68,7 +68,7 @@ func (gm *groupMember) runQueue(ctx context.Context, qs *queueState, offset int6
 			}
 			continue
 		}
-		if qs.pq.full(&gm.cs) {
+		if qs.pq.full(gm.cfg) {
 			waitChanged(ctx, qs.pq.changed, flowControlWait)
 			continue
 		}
@@ -99,7 +99,7 @@ func (gm *groupMember) pullOnce(ctx context.Context, qs *queueState, offset int6
 		return offset, err
 	}
 	addr := addrs[*node%len(addrs)]
-	pctx, cancel := context.WithTimeout(ctx, gm.cs.suspend+gm.cfg.requestTimeout+5*time.Second)
+	pctx, cancel := context.WithTimeout(ctx, gm.cfg.suspend+gm.cfg.requestTimeout+5*time.Second)
 	defer cancel()
 	resp, err := gm.c.invoke(pctx, addr, gm.pullRequest(qs, offset))
 	if err != nil {
@@ -193,15 +193,15 @@ func (gm *groupMember) pullRequest(qs *queueState, offset int64) *remoting.Comma
 	}
 	flag := int32(protocol.PullFlagSuspend | protocol.PullFlagSubscription)
 	commit := int64(0)
-	if gm.cs.model == Clustering && !gm.active {
+	if gm.cfg.model == Clustering && !gm.active {
 		if commit = qs.pq.commitOffset(); commit > 0 {
 			flag |= protocol.PullFlagCommitOffset
 		}
 	}
 	h := protocol.PullMessageHeader{
 		ConsumerGroup: gm.cfg.group, Topic: qs.mq.Topic, QueueID: qs.mq.QueueID, QueueOffset: offset,
-		MaxMsgNums: int32(gm.cs.pullBatch), SysFlag: flag, CommitOffset: commit,
-		SuspendTimeoutMillis: gm.cs.suspend.Milliseconds(), Subscription: expr, SubVersion: version,
+		MaxMsgNums: int32(gm.cfg.pullBatch), SysFlag: flag, CommitOffset: commit,
+		SuspendTimeoutMillis: gm.cfg.suspend.Milliseconds(), Subscription: expr, SubVersion: version,
 		ExpressionType: protocol.ExprTag, BrokerName: qs.mq.BrokerName,
 	}
 	return remoting.NewRequest(remoting.ReqPullMessage, h.Ext(), nil)
@@ -214,7 +214,7 @@ func (gm *groupMember) initialOffset(ctx context.Context, mq MessageQueue) (int6
 	if err != nil || ok {
 		return off, err
 	}
-	return gm.offsetFromWhere(ctx, mq, gm.cs.from)
+	return gm.offsetFromWhere(ctx, mq, gm.cfg.from)
 }
 
 // offsetFromWhere resolves from on mq: last → GET_MAX_OFFSET (0 for a

@@ -24,7 +24,8 @@ import (
 // message being retried holds it back and a restart or a rebalance
 // redelivers from there.
 type PushConsumer struct {
-	gm *groupMember
+	cfg *pushConfig
+	gm  *groupMember
 
 	tasks    taskQueue
 	stopWork chan struct{}
@@ -46,19 +47,25 @@ type consumeTask struct {
 	msgs []*message.MessageExt
 }
 
-// NewPushConsumer returns a push consumer of group configured by opts. It
-// does no I/O.
-func NewPushConsumer(group string, opts ...Option) (*PushConsumer, error) {
-	p := &PushConsumer{stopWork: make(chan struct{})}
-	gm, err := newGroupMember(group, opts, false, "push-consumer")
+// NewPushConsumer returns a push consumer of group configured by opts; an
+// empty or invalid group (protocol.ValidateGroup) is an ErrInvalidOption.
+// It does no I/O.
+func NewPushConsumer(group string, opts ...PushConsumerOpt) (*PushConsumer, error) {
+	cfg, err := newPushConfig(group, opts)
+	if err != nil {
+		return nil, err
+	}
+	p := &PushConsumer{cfg: cfg, stopWork: make(chan struct{})}
+	gm, err := newGroupMember(&cfg.consumerConfig, false, "push-consumer")
 	if err != nil {
 		return nil, err
 	}
 	p.gm = gm
 	gm.deliver = p.deliver
+	gm.commitEvery = cfg.commitEvery
 	p.sendBackFn = p.sendBack
 	p.tasks.notify = make(chan struct{}, 1)
-	if gm.cs.orderly {
+	if cfg.orderly {
 		p.setupOrderly()
 	}
 	p.hctx, p.hcancel = context.WithCancel(context.Background())
@@ -84,7 +91,7 @@ func (p *PushConsumer) Subscribe(topic, expr string, h MessageHandler) error {
 // share of queues and starts pulling them.
 func (p *PushConsumer) Start(ctx context.Context) error {
 	p.once.Do(func() {
-		for range p.gm.cs.goroutines {
+		for range p.cfg.goroutines {
 			p.workers.Add(1)
 			go p.work()
 		}
@@ -133,11 +140,11 @@ func (p *PushConsumer) finish(ctx context.Context) {
 // process queue's thresholds bound what a queue has in flight, as
 // RocketMQ's unbounded consume executor queue.
 func (p *PushConsumer) deliver(_ context.Context, qs *queueState, msgs []*message.MessageExt) bool {
-	if p.gm.cs.orderly {
+	if p.cfg.orderly {
 		p.tasks.push(consumeTask{qs: qs}) // consumeOrderly takes them in order
 		return true
 	}
-	n := p.gm.cs.batchSize
+	n := p.cfg.batchSize
 	for i := 0; i < len(msgs); i += n {
 		p.tasks.push(consumeTask{qs: qs, msgs: msgs[i:min(i+n, len(msgs))]})
 	}
@@ -261,7 +268,7 @@ func (p *PushConsumer) handle(msgs []*message.MessageExt) (res ConsumeResult) {
 // after the local retry delay with reconsumeTimes+1, as RocketMQ does. In
 // broadcasting failed messages are dropped, as in RocketMQ.
 func (p *PushConsumer) retry(t consumeTask) {
-	if p.gm.cs.model == Broadcasting {
+	if p.cfg.model == Broadcasting {
 		p.gm.c.log.Warn("broadcasting: dropping messages the handler failed", "queue", t.qs.mq.String(), "count", len(t.msgs))
 		t.qs.pq.remove(t.msgs)
 		return
@@ -285,7 +292,7 @@ func (p *PushConsumer) retry(t consumeTask) {
 	p.retries.Add(1)
 	go func() {
 		defer p.retries.Done()
-		timer := time.NewTimer(p.gm.cs.retryDelay)
+		timer := time.NewTimer(p.cfg.retryDelay)
 		defer timer.Stop()
 		select {
 		case <-timer.C:
@@ -300,7 +307,7 @@ func (p *PushConsumer) retry(t consumeTask) {
 // group: the broker stores it in %RETRY%group with delay level
 // 3+reconsumeTimes (delayLevel 0), or in %DLQ%group past the maximum.
 func (p *PushConsumer) sendBack(mq MessageQueue, m *message.MessageExt) error {
-	ext := sendBackHeader(p.gm.cfg.group, m, p.gm.cs.maxReconsume)
+	ext := sendBackHeader(p.gm.cfg.group, m, p.cfg.maxReconsume)
 	ctx, cancel := context.WithTimeout(p.hctx, p.gm.cfg.requestTimeout)
 	defer cancel()
 	_, err := p.gm.callLeader(ctx, mq, remoting.NewRequest(remoting.ReqConsumerSendMsgBack, ext, nil))

@@ -39,7 +39,7 @@ func TestPushOffsetsCommittedOnClose(t *testing.T) {
 	p := startProducer(t, g)
 	old := sendN(t, p, "oc", "old", 30, nil)
 	c1 := newCollector()
-	pc, err := NewPushConsumer("cg-oc", consumerOpts(t, g, "one", WithCommitInterval(time.Hour), WithConsumeFrom(ConsumeFromFirst()))...)
+	pc, err := NewPushConsumer("cg-oc", pushOpts(t, g, "one", WithCommitInterval(time.Hour), WithConsumeFrom(ConsumeFromFirst()))...)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -110,7 +110,7 @@ func TestPushConsumeFrom(t *testing.T) {
 	for _, tc := range cases {
 		c := newCollector()
 		cs = append(cs, c)
-		pc, err := NewPushConsumer("cg-cf-"+tc.name, consumerOpts(t, g, tc.name, WithConsumeFrom(tc.from))...)
+		pc, err := NewPushConsumer("cg-cf-"+tc.name, pushOpts(t, g, tc.name, WithConsumeFrom(tc.from))...)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -190,7 +190,7 @@ func testPushRetry(t *testing.T, local bool) {
 		c.add(msgs)
 		return ConsumeSuccess
 	}
-	pc, err := NewPushConsumer("cg-rt", consumerOpts(t, g, "r", WithConsumeFrom(ConsumeFromFirst()))...)
+	pc, err := NewPushConsumer("cg-rt", pushOpts(t, g, "r", WithConsumeFrom(ConsumeFromFirst()))...)
 	if err != nil {
 		t.Fatal(err)
 	}

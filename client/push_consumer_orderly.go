@@ -29,23 +29,10 @@ const (
 	releaseWait = time.Second
 )
 
-// WithOrderly consumes each queue in order, one batch at a time, holding
-// its broker lock in clustering; a handler's ConsumeRetryLater suspends the
-// queue (WithOrderlySuspend) and consumes the same messages again, with
-// reconsumeTimes+1, until WithMaxReconsumeTimes, after which they go to the
-// broker's %DLQ%group. Default off (concurrent).
-func WithOrderly() Option { return consumerOption(func(cs *consumerSettings) { cs.orderly = true }) }
-
-// WithOrderlySuspend sets how long an orderly queue pauses after its
-// handler asked for a retry. Default 1 s.
-func WithOrderlySuspend(d time.Duration) Option {
-	return consumerOption(func(cs *consumerSettings) { cs.suspendQueue = d })
-}
-
 // setupOrderly installs the lock hooks (clustering) on the base.
 func (p *PushConsumer) setupOrderly() {
 	gm := p.gm
-	if gm.cs.model != Clustering {
+	if gm.cfg.model != Clustering {
 		return
 	}
 	gm.lockNew = func(ctx context.Context, mqs []MessageQueue) []MessageQueue { return p.lockQueues(ctx, mqs) }
@@ -250,7 +237,7 @@ func (p *PushConsumer) drainOrderly(qs *queueState) bool {
 			p.later(qs, lockWait)
 			return false
 		}
-		msgs := qs.pq.head(p.gm.cs.batchSize)
+		msgs := qs.pq.head(p.cfg.batchSize)
 		if len(msgs) == 0 {
 			return true
 		}
@@ -262,7 +249,7 @@ func (p *PushConsumer) drainOrderly(qs *queueState) bool {
 		for _, m := range msgs {
 			m.ReconsumeTimes++
 		}
-		p.later(qs, p.gm.cs.suspendQueue)
+		p.later(qs, p.cfg.suspendQueue)
 		return false
 	}
 }
@@ -271,7 +258,7 @@ func (p *PushConsumer) drainOrderly(qs *queueState) bool {
 // (the broker moves them to %DLQ%group) and reports whether all went.
 func (p *PushConsumer) deadLetter(qs *queueState, msgs []*message.MessageExt) bool {
 	for _, m := range msgs {
-		if int(m.ReconsumeTimes) < p.gm.cs.maxReconsume {
+		if int(m.ReconsumeTimes) < p.cfg.maxReconsume {
 			return false
 		}
 	}

@@ -43,7 +43,7 @@ func (gm *groupMember) allocate(ctx context.Context, topic string) ([]MessageQue
 		gm.c.log.Debug("rebalance: no route", "topic", topic, "error", err)
 		return nil, false
 	}
-	if gm.cs.model == Broadcasting {
+	if gm.cfg.model == Broadcasting {
 		return r.ReadQueues, true
 	}
 	ids, err := gm.consumerIDs(ctx, r)
@@ -59,7 +59,7 @@ func (gm *groupMember) allocate(ctx context.Context, topic string) ([]MessageQue
 	gm.mu.Lock()
 	gm.lastSeen[topic] = ids
 	gm.mu.Unlock()
-	return gm.cs.allocate(gm.cfg.group, gm.c.clientID, r.ReadQueues, ids), true
+	return gm.cfg.allocate(gm.cfg.group, gm.c.clientID, r.ReadQueues, ids), true
 }
 
 // consumerIDs asks a node of the topic's route for the group's consumer

@@ -29,7 +29,7 @@ func refSendHeader(group string, q MessageQueue, pm *prepared, born int64) map[s
 // TestSendHeaderUnchanged: SendMessageHeader.ExtV2 gives the same keys and
 // values as the former hand-built header, for a single and a batch send.
 func TestSendHeaderUnchanged(t *testing.T) {
-	p, err := NewProducer(WithNameServers("127.0.0.1:1"), WithGroup("pg-wire"))
+	p, err := NewProducer("pg-wire", WithNameServers("127.0.0.1:1"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -141,7 +141,7 @@ func refSubscription(s *subscription) refSubscriptionData {
 // consumer (with its retry subscription) and a pull consumer are byte for
 // byte what the former private types encoded.
 func TestHeartbeatBodyUnchanged(t *testing.T) {
-	p, err := NewProducer(WithNameServers("127.0.0.1:1"), WithGroup("pg-hb"))
+	p, err := NewProducer("pg-hb", WithNameServers("127.0.0.1:1"))
 	if err != nil {
 		t.Fatal(err)
 	}
