@@ -269,12 +269,25 @@ func (b *batcher) send(q MessageQueue, msgs []*asyncMsg) {
 		return
 	}
 	if len(live) == 1 {
-		am := live[0]
-		am.pm.queue = &q
-		res, err := p.send(am.ctx, am.pm)
-		p.finishAsync(am, res, err)
+		b.sendSingly(q, live)
 		return
 	}
+	b.sendBatch(q, live)
+}
+
+// sendSingly sends each of msgs to q on its own.
+func (b *batcher) sendSingly(q MessageQueue, msgs []*asyncMsg) {
+	for _, am := range msgs {
+		am.pm.queue = &q
+		res, err := b.p.send(am.ctx, am.pm)
+		b.p.finishAsync(am, res, err)
+	}
+}
+
+// sendBatch sends live, at least two messages, to q as one batch; if the
+// broker refuses the batch as such, each on its own.
+func (b *batcher) sendBatch(q MessageQueue, live []*asyncMsg) {
+	p := b.p
 	ms := make([]*message.Message, len(live))
 	for i, am := range live {
 		ms[i] = am.m
@@ -294,11 +307,7 @@ func (b *batcher) send(q MessageQueue, msgs []*asyncMsg) {
 	if refusedBatch(err) {
 		// The broker refused the batch as such (one message it will not
 		// batch, a size limit): send each on its own.
-		for _, am := range live {
-			am.pm.queue = &q
-			res, err := p.send(am.ctx, am.pm)
-			p.finishAsync(am, res, err)
-		}
+		b.sendSingly(q, live)
 		return
 	}
 	for _, am := range live {

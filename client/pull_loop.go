@@ -44,21 +44,9 @@ func (gm *groupMember) startQueue(mq MessageQueue, offset int64, epoch uint64) *
 // runQueue is one queue's pull loop: long-poll PULL_MESSAGE, hand what it
 // finds to deliver, pause while the process queue is full.
 func (gm *groupMember) runQueue(ctx context.Context, qs *queueState, offset int64) {
-	for offset < 0 {
-		off, err := gm.initialOffset(ctx, qs.mq)
-		if err == nil {
-			offset = off
-			qs.pq.setNext(off)
-			break
-		}
-		gm.c.log.Warn("queue start offset", "queue", qs.mq.String(), "error", err)
-		wait := pullErrorBackoff
-		if isFailover(err) {
-			wait = failoverBackoff
-		}
-		if sleepCtx(ctx, wait) != nil {
-			return
-		}
+	offset, ok := gm.startOffset(ctx, qs, offset)
+	if !ok {
+		return
 	}
 	node := 0
 	for ctx.Err() == nil {
@@ -77,18 +65,40 @@ func (gm *groupMember) runQueue(ctx context.Context, qs *queueState, offset int6
 			if ctx.Err() != nil {
 				return
 			}
-			wait := pullErrorBackoff
-			if isFailover(err) || errors.Is(err, errMovedByFollower) {
-				wait = failoverBackoff
-			}
 			gm.c.log.Debug("pull failed", "queue", qs.mq.String(), "error", err)
-			if sleepCtx(ctx, wait) != nil {
+			if sleepCtx(ctx, pullBackoff(err)) != nil {
 				return
 			}
 			continue
 		}
 		offset = next
 	}
+}
+
+// startOffset returns offset or, when it is negative, where qs starts
+// (initialOffset), asking again after failures; false once ctx is done.
+func (gm *groupMember) startOffset(ctx context.Context, qs *queueState, offset int64) (int64, bool) {
+	for offset < 0 {
+		off, err := gm.initialOffset(ctx, qs.mq)
+		if err == nil {
+			qs.pq.setNext(off)
+			return off, true
+		}
+		gm.c.log.Warn("queue start offset", "queue", qs.mq.String(), "error", err)
+		if sleepCtx(ctx, pullBackoff(err)) != nil {
+			return offset, false
+		}
+	}
+	return offset, true
+}
+
+// pullBackoff is how long a queue waits after a failed pull or offset
+// lookup: briefly while its group fails over, else pullErrorBackoff.
+func pullBackoff(err error) time.Duration {
+	if isFailover(err) || errors.Is(err, errMovedByFollower) {
+		return failoverBackoff
+	}
+	return pullErrorBackoff
 }
 
 // pullOnce pulls mq from offset once and returns the next offset. node
@@ -118,19 +128,7 @@ func (gm *groupMember) pullOnce(ctx context.Context, qs *queueState, offset int6
 		if perr != nil {
 			return offset, fmt.Errorf("client: pull %s: bad nextBeginOffset", qs.mq)
 		}
-		if resp.Code == remoting.ResPullOffsetMoved && next < offset && !gm.isLeader(ctx, qs.mq, addr) {
-			// A node that is not (or no longer) the leader may lag, and
-			// a lagging node moves us back, to 0 even: ask the leader.
-			*node = 0
-			return offset, fmt.Errorf("%w: %s at %s", errMovedByFollower, qs.mq, addr)
-		}
-		if resp.Code == remoting.ResPullOffsetMoved {
-			gm.c.log.Warn("pull offset moved", "queue", qs.mq.String(), "from", offset, "to", next)
-			qs.pq.setNext(next)
-		} else {
-			qs.pq.add(nil, next)
-		}
-		return next, nil
+		return gm.foundNothing(ctx, qs, resp.Code, offset, next, addr, node)
 	}
 	err = &Error{Code: resp.Code, Remark: resp.Remark, Request: remoting.ReqPullMessage, Addr: addr}
 	if isFailover(err) {
@@ -138,6 +136,24 @@ func (gm *groupMember) pullOnce(ctx context.Context, qs *queueState, offset int6
 		_, _ = gm.c.routes.refresh(ctx, qs.mq.Topic)
 	}
 	return offset, err
+}
+
+// foundNothing takes a pull's answer without messages (code): the queue
+// goes on at next, unless a node other than the leader moved it back.
+func (gm *groupMember) foundNothing(ctx context.Context, qs *queueState, code int16, offset, next int64, addr string, node *int) (int64, error) {
+	if code == remoting.ResPullOffsetMoved && next < offset && !gm.isLeader(ctx, qs.mq, addr) {
+		// A node that is not (or no longer) the leader may lag, and
+		// a lagging node moves us back, to 0 even: ask the leader.
+		*node = 0
+		return offset, fmt.Errorf("%w: %s at %s", errMovedByFollower, qs.mq, addr)
+	}
+	if code == remoting.ResPullOffsetMoved {
+		gm.c.log.Warn("pull offset moved", "queue", qs.mq.String(), "from", offset, "to", next)
+		qs.pq.setNext(next)
+	} else {
+		qs.pq.add(nil, next)
+	}
+	return next, nil
 }
 
 // errMovedByFollower: a node other than the leader answered
