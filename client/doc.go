@@ -14,7 +14,8 @@
 // Every client (a Producer, an Admin, a consumer) owns one core: one
 // remoting connection per address, a route cache, the client id
 // ("ip@instance", the instance defaulting to the process id), a route
-// refresh every 30 s and a HEART_BEAT to every known broker node every 30 s.
+// refresh every 30 s and a HEART_BEAT to every known broker node every 30 s
+// (an Admin, which needs no Start, runs neither).
 // Routes are fetched with GET_ROUTEINFO_BY_TOPIC from one name server at a
 // time, moving to the next when one fails.
 //
@@ -24,7 +25,8 @@
 // configured by functional options typed by the kind of client they apply
 // to, so that one a kind does not read is a compile error: an Opt
 // (WithNameServers, WithLogger, WithRequestTimeout, ...) goes to any
-// constructor, a ProducerOpt (WithSendTimeout, WithSelector, ...) to
+// constructor (an Admin, which runs no loops, has no use for the route
+// refresh and heartbeat intervals or the instance name), a ProducerOpt (WithSendTimeout, WithSelector, ...) to
 // NewProducer, a ConsumerOpt (WithConsumeFrom, WithMessageModel, ...) to
 // either consumer, a PushConsumerOpt (WithConsumeGoroutines, WithOrderly,
 // ...) to NewPushConsumer only. Each option's doc names its default.

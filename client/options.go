@@ -158,7 +158,8 @@ func WithNameServers(addrs ...string) Opt {
 
 // WithInstanceName sets the instance part of the client id (ip@instance).
 // Default "DEFAULT", which the client replaces by the process id, as the
-// RocketMQ clients do; give a transactional producer its own name.
+// RocketMQ clients do; give a transactional producer its own name. An
+// Admin, which sends no heartbeats, has no use for it.
 func WithInstanceName(name string) Opt {
 	return opt(func(c *config) { c.instanceName = name })
 }
@@ -186,13 +187,14 @@ func WithDialTimeout(d time.Duration) Opt {
 
 // WithRouteRefreshInterval sets how often the routes of the topics in use
 // are fetched again. Independently, a route is refreshed at once when a
-// send fails over. Default 30 s.
+// send fails over. Default 30 s. An Admin keeps no routes: it asks for
+// them when it needs them.
 func WithRouteRefreshInterval(d time.Duration) Opt {
 	return opt(func(c *config) { c.routeRefresh = d })
 }
 
 // WithHeartbeatInterval sets how often the client sends HEART_BEAT to every
-// broker address it knows. Default 30 s.
+// broker address it knows. Default 30 s. An Admin sends none.
 func WithHeartbeatInterval(d time.Duration) Opt {
 	return opt(func(c *config) { c.heartbeat = d })
 }
