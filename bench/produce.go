@@ -42,8 +42,8 @@ func (f *firstError) get() error {
 func startProducers(ctx context.Context, c *Config, stamp bool) (*producers, error) {
 	pr := &producers{cfg: c, body: payload(c.Size), topics: c.topics(), stamp: stamp, hist: NewHistogram()}
 	for i := range c.Clients {
-		p, err := client.NewProducer(client.WithNameServers(c.NameServers...),
-			client.WithGroup("raftmq-bench-producer"), client.WithInstanceName(instance("producer", i)),
+		p, err := client.NewProducer("raftmq-bench-producer", client.WithNameServers(c.NameServers...),
+			client.WithInstanceName(instance("producer", i)),
 			client.WithCompressThreshold(1<<30))
 		if err == nil {
 			err = p.Start(ctx)

@@ -45,7 +45,7 @@ func consumeAction(c *ucli.Context) error {
 		return fmt.Errorf("--format %q is not text or json", format)
 	}
 	want := c.Int("count")
-	opts := []client.Option{client.WithNameServers(c.String("namesrv")), client.WithConsumeFrom(from)}
+	opts := []client.PullConsumerOpt{client.WithNameServers(c.String("namesrv")), client.WithConsumeFrom(from)}
 	if want > 0 {
 		opts = append(opts, client.WithPullBatchSize(min(want, client.DefaultPullBatchSize)))
 	}

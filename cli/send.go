@@ -40,7 +40,7 @@ func sendAction(c *ucli.Context) error {
 	if err != nil {
 		return err
 	}
-	p, err := client.NewProducer(client.WithNameServers(c.String("namesrv")), client.WithGroup(c.String("group")),
+	p, err := client.NewProducer(c.String("group"), client.WithNameServers(c.String("namesrv")),
 		client.WithSendTimeout(c.Duration("timeout")))
 	if err != nil {
 		return err

@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"maps"
 	"slices"
-	"strconv"
 
 	"github.com/raftmq/raftmq/protocol"
 	"github.com/raftmq/raftmq/remoting"
@@ -15,14 +14,15 @@ import (
 // Admin manages topics and inspects brokers, consumer groups and messages.
 // It needs no Start; Close it when done.
 type Admin struct {
-	cfg *settings
+	cfg *config
 	c   *core
 }
 
 // NewAdmin returns an admin client configured by opts (WithNameServers,
-// WithRequestTimeout, WithLogger matter). It does no I/O.
-func NewAdmin(opts ...Option) (*Admin, error) {
-	cfg, err := newSettings(opts)
+// WithRequestTimeout, WithDialTimeout, WithLogger matter: an Admin sends
+// no heartbeats and keeps no routes). It does no I/O.
+func NewAdmin(opts ...Opt) (*Admin, error) {
+	cfg, err := newConfig(opts)
 	if err != nil {
 		return nil, err
 	}
@@ -106,12 +106,7 @@ func (a *Admin) CreateTopic(ctx context.Context, tc TopicConfig) ([]Placement, e
 	if tc.Topic == "" {
 		return nil, fmt.Errorf("%w: no topic", ErrInvalidOption)
 	}
-	q := strconv.Itoa(cmpOr(tc.Queues, 8))
-	ext := map[string]string{
-		"topic": tc.Topic, "defaultTopic": autoCreateTopic, "readQueueNums": q, "writeQueueNums": q,
-		"perm": strconv.Itoa(cmpOr(tc.Perm, 6)), "topicFilterType": "SINGLE_TAG", "topicSysFlag": "0",
-		"order": strconv.FormatBool(tc.Order),
-	}
+	ext := createTopicHeader(tc)
 	ci, err := a.ClusterInfo(ctx)
 	if err != nil {
 		return nil, err
@@ -130,6 +125,15 @@ func (a *Admin) CreateTopic(ctx context.Context, tc TopicConfig) ([]Placement, e
 		return nil, fmt.Errorf("%w: no broker group matches cluster %q, broker %q", ErrBrokerNotFound, tc.Cluster, tc.BrokerName)
 	}
 	return out, nil
+}
+
+// createTopicHeader is UPDATE_AND_CREATE_TOPIC's header for tc: 8 queues
+// and read|write unless tc says otherwise.
+func createTopicHeader(tc TopicConfig) map[string]string {
+	q := int32(cmpOr(tc.Queues, 8))
+	return protocol.CreateTopicHeader{Topic: tc.Topic, DefaultTopic: protocol.DefaultTopic, ReadQueueNums: q,
+		WriteQueueNums: q, Perm: int32(cmpOr(tc.Perm, protocol.PermReadWrite)),
+		TopicFilterType: protocol.FilterSingleTag, Order: tc.Order}.Ext()
 }
 
 func cmpOr(v, def int) int {
@@ -219,9 +223,7 @@ func (a *Admin) Route(ctx context.Context, topic string) (*protocol.TopicRouteDa
 // BrokerRuntime returns a node's GET_BROKER_RUNTIME_INFO table (raftmq
 // adds raftState, raftTerm, raftCommitIndex, ... to RocketMQ's keys).
 func (a *Admin) BrokerRuntime(ctx context.Context, addr string) (map[string]string, error) {
-	var info struct {
-		Table map[string]string `json:"table"`
-	}
+	var info protocol.KVTable
 	if err := a.c.callJSON(ctx, addr, remoting.NewRequest(remoting.ReqGetBrokerRuntimeInfo, nil, nil), &info); err != nil {
 		return nil, err
 	}

@@ -41,7 +41,7 @@ func (a *Admin) ConsumerGroupProgress(ctx context.Context, group string, topics 
 			return nil, err
 		}
 		for _, t := range all {
-			if !isSystemTopic(t) || t == "%RETRY%"+group {
+			if !isSystemTopic(t) || t == protocol.RetryTopic(group) {
 				topics = append(topics, t)
 			}
 		}
@@ -68,16 +68,33 @@ func (a *Admin) ConsumerGroupProgress(ctx context.Context, group string, topics 
 	return out, nil
 }
 
-// isSystemTopic reports the topics RocketMQ keeps for itself.
+// Topics RocketMQ keeps for itself that protocol does not name: admin
+// listings hide them too, as does every topic with a system prefix.
+const (
+	offsetMovedEventTopic = "OFFSET_MOVED_EVENT"
+	selfTestTopic         = "SELF_TEST_TOPIC"
+	benchmarkTopic        = "BenchmarkTest"
+	sysTopicPrefix        = "RMQ_SYS_"
+	sysTopicPrefixLower   = "rmq_sys_"
+)
+
+// isSystemTopic reports the topics RocketMQ keeps for itself. It hides
+// more than protocol.IsSystemTopic (every RMQ_SYS_ and rmq_sys_ topic,
+// the three above) and not TRANS_CHECK_MAX_TIME_TOPIC.
 func isSystemTopic(t string) bool {
-	return t == autoCreateTopic || t == "SCHEDULE_TOPIC_XXXX" || t == "OFFSET_MOVED_EVENT" ||
-		t == "SELF_TEST_TOPIC" || t == "BenchmarkTest" || t == "RMQ_SYS_TRACE_TOPIC" ||
-		strings.HasPrefix(t, "RMQ_SYS_") || strings.HasPrefix(t, "rmq_sys_") ||
-		strings.HasPrefix(t, "%RETRY%") || strings.HasPrefix(t, "%DLQ%")
+	return t == protocol.DefaultTopic || t == protocol.ScheduleTopic || t == offsetMovedEventTopic ||
+		t == selfTestTopic || t == benchmarkTopic || t == protocol.TraceTopic ||
+		strings.HasPrefix(t, sysTopicPrefix) || strings.HasPrefix(t, sysTopicPrefixLower) ||
+		protocol.IsRetryTopic(t) || protocol.IsDLQTopic(t)
 }
 
 func queueExt(q MessageQueue) map[string]string {
-	return map[string]string{"topic": q.Topic, "queueId": strconv.Itoa(int(q.QueueID))}
+	return protocol.QueueHeader{Topic: q.Topic, QueueID: q.QueueID}.Ext()
+}
+
+// offsetHeader names group's offset in q (QUERY_CONSUMER_OFFSET).
+func offsetHeader(group string, q MessageQueue) protocol.ConsumerOffsetHeader {
+	return protocol.ConsumerOffsetHeader{ConsumerGroup: group, Topic: q.Topic, QueueID: q.QueueID}
 }
 
 func (a *Admin) queueProgress(ctx context.Context, rd *protocol.TopicRouteData, group string, q MessageQueue) (QueueProgress, error) {
@@ -93,9 +110,7 @@ func (a *Admin) queueProgress(ctx context.Context, rd *protocol.TopicRouteData, 
 		return p, err
 	}
 	resp, _, err = a.callGroupResp(ctx, bd, func() *remoting.Command {
-		ext := queueExt(q)
-		ext["consumerGroup"] = group
-		return remoting.NewRequest(remoting.ReqQueryConsumerOffset, ext, nil)
+		return remoting.NewRequest(remoting.ReqQueryConsumerOffset, offsetHeader(group, q).Ext(false), nil)
 	})
 	var e *Error
 	switch {
@@ -161,8 +176,9 @@ func (a *Admin) commitOffset(ctx context.Context, bd protocol.BrokerData, group 
 	if leader == "" {
 		return fmt.Errorf("%w: %s has no leader", ErrBrokerNotFound, bd.BrokerName)
 	}
-	ext := queueExt(q)
-	ext["consumerGroup"], ext["commitOffset"] = group, strconv.FormatInt(off, 10)
+	h := offsetHeader(group, q)
+	h.CommitOffset = off
+	ext := h.Ext(true)
 	_, err := a.c.call(ctx, leader, remoting.NewRequest(remoting.ReqUpdateConsumerOffset, ext, nil))
 	return err
 }

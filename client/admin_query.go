@@ -30,8 +30,7 @@ func (a *Admin) QueryMessageByKey(ctx context.Context, topic, key string, begin,
 	if err != nil {
 		return nil, err
 	}
-	ext := map[string]string{"topic": topic, "key": key, "maxNum": strconv.Itoa(cmpOr(max, 32)),
-		"beginTimestamp": strconv.FormatInt(begin.UnixMilli(), 10), "endTimestamp": strconv.FormatInt(end.UnixMilli(), 10)}
+	ext := queryHeader(topic, key, begin, end, max)
 	var out []*message.MessageExt
 	for _, bd := range rd.BrokerDatas {
 		msgs, err := a.queryGroup(ctx, bd, ext)
@@ -46,6 +45,13 @@ func (a *Admin) QueryMessageByKey(ctx context.Context, topic, key string, begin,
 	}
 	slices.SortFunc(out, func(x, y *message.MessageExt) int { return cmp.Compare(y.StoreTimestamp, x.StoreTimestamp) })
 	return out, nil
+}
+
+// queryHeader is QUERY_MESSAGE's header: at most max (default 32) messages
+// with key stored in [begin, end].
+func queryHeader(topic, key string, begin, end time.Time, max int) map[string]string {
+	return protocol.QueryMessageHeader{Topic: topic, Key: key, MaxNum: int32(cmpOr(max, 32)),
+		BeginTimestamp: begin.UnixMilli(), EndTimestamp: end.UnixMilli()}.Ext()
 }
 
 func (a *Admin) queryGroup(ctx context.Context, bd protocol.BrokerData, ext map[string]string) ([]*message.MessageExt, error) {

@@ -9,14 +9,6 @@ import (
 	"github.com/raftmq/raftmq/remoting"
 )
 
-// RaftMember is one voting member of a broker group's Raft configuration.
-type RaftMember struct {
-	ID           string `json:"id"`
-	RaftAddr     string `json:"raftAddr"`
-	RemotingAddr string `json:"remotingAddr,omitempty"`
-	Leader       bool   `json:"leader"`
-}
-
 // group finds one broker group by name.
 func (a *Admin) group(ctx context.Context, brokerName string) (protocol.BrokerData, error) {
 	ci, err := a.ClusterInfo(ctx)
@@ -31,7 +23,7 @@ func (a *Admin) group(ctx context.Context, brokerName string) (protocol.BrokerDa
 }
 
 // RaftMembers lists a broker group's voting members (raftmq brokers only).
-func (a *Admin) RaftMembers(ctx context.Context, brokerName string) ([]RaftMember, error) {
+func (a *Admin) RaftMembers(ctx context.Context, brokerName string) ([]protocol.RaftMember, error) {
 	bd, err := a.group(ctx, brokerName)
 	if err != nil {
 		return nil, err
@@ -42,7 +34,7 @@ func (a *Admin) RaftMembers(ctx context.Context, brokerName string) ([]RaftMembe
 	if err != nil {
 		return nil, err
 	}
-	var out []RaftMember
+	var out []protocol.RaftMember
 	if err := json.Unmarshal(resp.Body, &out); err != nil {
 		return nil, fmt.Errorf("client: raft members of %s: %w", brokerName, err)
 	}

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/raftmq/raftmq/message"
+	"github.com/raftmq/raftmq/protocol"
 	"github.com/raftmq/raftmq/remoting"
 )
 
@@ -22,12 +23,6 @@ import (
 // stored in (retries after a failure aside). The broker answers the
 // comma-separated offsetMsgIds and the first queue offset; the others
 // follow consecutively.
-
-// Default auto-batching limits (WithAsyncBatching).
-const (
-	DefaultAsyncBatchMessages = 256
-	DefaultAsyncBatchBytes    = 1 << 20
-)
 
 // asyncMsg is one SendAsync waiting in a batch.
 type asyncMsg struct {
@@ -143,7 +138,7 @@ func (b *batcher) start(r *pendingRun) {
 // compressed (a batch has one sysFlag), no delay or timer, not a half
 // message, not to a retry or dead-letter topic.
 func batchable(m *message.Message, pm *prepared) bool {
-	if pm.sysFlag != 0 || strings.HasPrefix(m.Topic, "%RETRY%") || strings.HasPrefix(m.Topic, "%DLQ%") {
+	if pm.sysFlag != 0 || protocol.IsRetryTopic(m.Topic) || protocol.IsDLQTopic(m.Topic) {
 		return false
 	}
 	for _, k := range []string{message.PropertyDelayLevel, message.PropertyTimerDeliverMS,
@@ -274,12 +269,25 @@ func (b *batcher) send(q MessageQueue, msgs []*asyncMsg) {
 		return
 	}
 	if len(live) == 1 {
-		am := live[0]
-		am.pm.queue = &q
-		res, err := p.send(am.ctx, am.pm)
-		p.finishAsync(am, res, err)
+		b.sendSingly(q, live)
 		return
 	}
+	b.sendBatch(q, live)
+}
+
+// sendSingly sends each of msgs to q on its own.
+func (b *batcher) sendSingly(q MessageQueue, msgs []*asyncMsg) {
+	for _, am := range msgs {
+		am.pm.queue = &q
+		res, err := b.p.send(am.ctx, am.pm)
+		b.p.finishAsync(am, res, err)
+	}
+}
+
+// sendBatch sends live, at least two messages, to q as one batch; if the
+// broker refuses the batch as such, each on its own.
+func (b *batcher) sendBatch(q MessageQueue, live []*asyncMsg) {
+	p := b.p
 	ms := make([]*message.Message, len(live))
 	for i, am := range live {
 		ms[i] = am.m
@@ -299,11 +307,7 @@ func (b *batcher) send(q MessageQueue, msgs []*asyncMsg) {
 	if refusedBatch(err) {
 		// The broker refused the batch as such (one message it will not
 		// batch, a size limit): send each on its own.
-		for _, am := range live {
-			am.pm.queue = &q
-			res, err := p.send(am.ctx, am.pm)
-			p.finishAsync(am, res, err)
-		}
+		b.sendSingly(q, live)
 		return
 	}
 	for _, am := range live {

@@ -110,9 +110,9 @@ func (f *batchFake) store(req *remoting.Command, bodies []string) *remoting.Comm
 	return resp
 }
 
-func (f *batchFake) producer(t *testing.T, opts ...Option) *Producer {
+func (f *batchFake) producer(t *testing.T, opts ...ProducerOpt) *Producer {
 	t.Helper()
-	p, err := NewProducer(append([]Option{WithNameServers(f.ns.addr), WithLogger(testLogger(t))}, opts...)...)
+	p, err := NewProducer("pg-test", append([]ProducerOpt{WithNameServers(f.ns.addr), WithLogger(testLogger(t))}, opts...)...)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -228,13 +228,13 @@ func TestSendAsyncBatchRetry(t *testing.T) {
 // message with batching off, go as single requests.
 func TestSendAsyncUnbatchable(t *testing.T) {
 	for name, c := range map[string]struct {
-		opts []Option
+		opts []ProducerOpt
 		prep func(*message.Message)
 	}{
 		"delay":      {prep: func(m *message.Message) { m.SetDelayLevel(1) }},
 		"timer":      {prep: func(m *message.Message) { SetDeliverAt(m, time.Now().Add(time.Hour)) }},
-		"compressed": {opts: []Option{WithCompressThreshold(1)}},
-		"off":        {opts: []Option{WithAsyncBatching(0, 0, 0)}},
+		"compressed": {opts: []ProducerOpt{WithCompressThreshold(1)}},
+		"off":        {opts: []ProducerOpt{WithAsyncBatching(0, 0, 0)}},
 	} {
 		t.Run(name, func(t *testing.T) {
 			f := startBatchFake(t)
@@ -362,7 +362,7 @@ func TestSendAsyncLinger(t *testing.T) {
 func TestProducerBusyBacksOff(t *testing.T) {
 	busy := remoting.ResSystemBusy
 	ns, _, sends := fakeCluster(t, busy, busy, busy, busy, busy)
-	p, err := NewProducer(WithNameServers(ns.addr), WithLogger(testLogger(t)), WithRetries(0))
+	p, err := NewProducer("pg-test", WithNameServers(ns.addr), WithLogger(testLogger(t)), WithRetries(0))
 	if err != nil {
 		t.Fatal(err)
 	}

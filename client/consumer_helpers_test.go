@@ -86,18 +86,37 @@ func waitFor(t testing.TB, d time.Duration, what string, cond func() bool) {
 }
 
 // consumerOpts are the options every test consumer uses: short intervals
-// so rebalances and commits happen within a test.
-func consumerOpts(t testing.TB, g *brokertest.Group, name string, extra ...Option) []Option {
-	return append([]Option{WithNameServers(g.NSAddr), WithLogger(testLogger(t)), WithInstanceName(name),
-		WithRebalanceInterval(time.Second), WithCommitInterval(200 * time.Millisecond),
-		WithLocalRetryDelay(200 * time.Millisecond), WithSuspendTimeout(2 * time.Second)}, extra...)
+// so rebalances happen within a test.
+func consumerOpts(t testing.TB, g *brokertest.Group, name string) []ConsumerOpt {
+	return []ConsumerOpt{WithNameServers(g.NSAddr), WithLogger(testLogger(t)), WithInstanceName(name),
+		WithRebalanceInterval(time.Second), WithSuspendTimeout(2 * time.Second)}
+}
+
+// pushOpts are consumerOpts, short commit and local retry intervals so
+// they happen within a test, then extra.
+func pushOpts(t testing.TB, g *brokertest.Group, name string, extra ...PushConsumerOpt) []PushConsumerOpt {
+	var out []PushConsumerOpt
+	for _, o := range consumerOpts(t, g, name) {
+		out = append(out, o)
+	}
+	out = append(out, WithCommitInterval(200*time.Millisecond), WithLocalRetryDelay(200*time.Millisecond))
+	return append(out, extra...)
+}
+
+// pullOpts are consumerOpts, then extra.
+func pullOpts(t testing.TB, g *brokertest.Group, name string, extra ...PullConsumerOpt) []PullConsumerOpt {
+	var out []PullConsumerOpt
+	for _, o := range consumerOpts(t, g, name) {
+		out = append(out, o)
+	}
+	return append(out, extra...)
 }
 
 // startPush starts a push consumer of group on topic/expr into c; it is
 // closed at the end of the test unless the test closed it.
-func startPush(t testing.TB, g *brokertest.Group, group, name, topic, expr string, h MessageHandler, opts ...Option) *PushConsumer {
+func startPush(t testing.TB, g *brokertest.Group, group, name, topic, expr string, h MessageHandler, opts ...PushConsumerOpt) *PushConsumer {
 	t.Helper()
-	pc, err := NewPushConsumer(group, consumerOpts(t, g, name, opts...)...)
+	pc, err := NewPushConsumer(group, pushOpts(t, g, name, opts...)...)
 	if err != nil {
 		t.Fatal(err)
 	}

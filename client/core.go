@@ -12,6 +12,7 @@ import (
 
 	"github.com/hashicorp/go-hclog"
 
+	"github.com/raftmq/raftmq/protocol"
 	"github.com/raftmq/raftmq/remoting"
 )
 
@@ -26,7 +27,7 @@ import (
 //   - handle: serve a request brokers send (NOTIFY_CONSUMER_IDS_CHANGED,
 //     CHECK_TRANSACTION_STATE).
 type core struct {
-	cfg      *settings
+	cfg      *config
 	log      hclog.Logger
 	remote   *remoting.Client
 	routes   *routeCache
@@ -37,7 +38,7 @@ type core struct {
 	autoCreate bool
 
 	mu        sync.Mutex
-	hbSources []func(*heartbeatData)
+	hbSources []func(*protocol.HeartbeatData)
 	routeSubs []func(*Route)
 	hbKnown   map[string]bool // addresses already sent a heartbeat
 	started   bool
@@ -46,40 +47,7 @@ type core struct {
 	wg        sync.WaitGroup
 }
 
-// heartbeatData is the HEART_BEAT body (RocketMQ's HeartbeatData).
-type heartbeatData struct {
-	ClientID        string         `json:"clientID"`
-	ProducerDataSet []producerData `json:"producerDataSet"`
-	ConsumerDataSet []consumerData `json:"consumerDataSet"`
-}
-
-// producerData names one producer group in a heartbeat.
-type producerData struct {
-	GroupName string `json:"groupName"`
-}
-
-// consumerData is one consumer group in a heartbeat.
-type consumerData struct {
-	GroupName           string             `json:"groupName"`
-	ConsumeType         string             `json:"consumeType"`      // CONSUME_ACTIVELY (pull) or CONSUME_PASSIVELY (push)
-	MessageModel        string             `json:"messageModel"`     // CLUSTERING or BROADCASTING
-	ConsumeFromWhere    string             `json:"consumeFromWhere"` // CONSUME_FROM_LAST_OFFSET, ...
-	SubscriptionDataSet []subscriptionData `json:"subscriptionDataSet"`
-	UnitMode            bool               `json:"unitMode"`
-}
-
-// subscriptionData is one subscription of a consumer group.
-type subscriptionData struct {
-	ClassFilterMode bool     `json:"classFilterMode"`
-	Topic           string   `json:"topic"`
-	SubString       string   `json:"subString"`
-	TagsSet         []string `json:"tagsSet"`
-	CodeSet         []string `json:"codeSet"` // tag hashes as decimal strings
-	SubVersion      int64    `json:"subVersion"`
-	ExpressionType  string   `json:"expressionType"` // TAG
-}
-
-func newCore(cfg *settings, name string) (*core, error) {
+func newCore(cfg *config, name string) (*core, error) {
 	rcfg := remoting.DefaultClientConfig()
 	rcfg.DialTimeout = cfg.dialTimeout
 	rcfg.Logger = cfg.logger.Named("remoting")
@@ -111,7 +79,7 @@ func localIP() netip.Addr {
 }
 
 // addHeartbeatSource registers f to fill in every heartbeat.
-func (c *core) addHeartbeatSource(f func(*heartbeatData)) {
+func (c *core) addHeartbeatSource(f func(*protocol.HeartbeatData)) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	c.hbSources = append(c.hbSources, f)
@@ -325,7 +293,7 @@ func (c *core) heartbeat(ctx context.Context, addrs []string) {
 }
 
 func (c *core) heartbeatBody() ([]byte, error) {
-	hb := heartbeatData{ClientID: c.clientID, ProducerDataSet: []producerData{}, ConsumerDataSet: []consumerData{}}
+	hb := protocol.HeartbeatData{ClientID: c.clientID, ProducerDataSet: []protocol.ProducerData{}, ConsumerDataSet: []protocol.ConsumerData{}}
 	c.mu.Lock()
 	srcs := slices.Clone(c.hbSources)
 	c.mu.Unlock()

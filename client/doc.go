@@ -14,14 +14,24 @@
 // Every client (a Producer, an Admin, a consumer) owns one core: one
 // remoting connection per address, a route cache, the client id
 // ("ip@instance", the instance defaulting to the process id), a route
-// refresh every 30 s and a HEART_BEAT to every known broker node every 30 s.
+// refresh every 30 s and a HEART_BEAT to every known broker node every 30 s
+// (an Admin, which needs no Start, runs neither).
 // Routes are fetched with GET_ROUTEINFO_BY_TOPIC from one name server at a
 // time, moving to the next when one fails.
 //
-// Configuration is by functional options (WithNameServers, WithGroup,
-// WithSendTimeout, ...); each option's doc names its default. Every call
-// takes a context; sends are also bounded by the send timeout and other
-// requests by the request timeout, whichever ends first.
+// A Producer and the consumers belong to a group, the first argument of
+// their constructors (NewProducer("pg"), NewPushConsumer("order-service"));
+// an empty or invalid group is an ErrInvalidOption. The rest is
+// configured by functional options typed by the kind of client they apply
+// to, so that one a kind does not read is a compile error: an Opt
+// (WithNameServers, WithLogger, WithRequestTimeout, ...) goes to any
+// constructor (an Admin, which runs no loops, has no use for the route
+// refresh and heartbeat intervals or the instance name), a ProducerOpt (WithSendTimeout, WithSelector, ...) to
+// NewProducer, a ConsumerOpt (WithConsumeFrom, WithMessageModel, ...) to
+// either consumer, a PushConsumerOpt (WithConsumeGoroutines, WithOrderly,
+// ...) to NewPushConsumer only. Each option's doc names its default.
+// Every call takes a context; sends are also bounded by the send timeout
+// and other requests by the request timeout, whichever ends first.
 //
 // # Errors
 //
@@ -47,7 +57,7 @@
 //
 // # Producing
 //
-//	p, err := client.NewProducer(client.WithNameServers("127.0.0.1:9876"), client.WithGroup("pg"))
+//	p, err := client.NewProducer("pg", client.WithNameServers("127.0.0.1:9876"))
 //	...
 //	if err := p.Start(ctx); err != nil { ... }
 //	defer p.Close(ctx)

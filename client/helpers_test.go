@@ -34,10 +34,10 @@ func testCtx(t testing.TB, d time.Duration) context.Context {
 
 // startProducer starts a producer on g's name server and closes it at the
 // end of the test.
-func startProducer(t testing.TB, g *brokertest.Group, opts ...Option) *Producer {
+func startProducer(t testing.TB, g *brokertest.Group, opts ...ProducerOpt) *Producer {
 	t.Helper()
-	opts = append([]Option{WithNameServers(g.NSAddr), WithGroup("pg-test"), WithLogger(testLogger(t))}, opts...)
-	p, err := NewProducer(opts...)
+	opts = append([]ProducerOpt{WithNameServers(g.NSAddr), WithLogger(testLogger(t))}, opts...)
+	p, err := NewProducer("pg-test", opts...)
 	if err != nil {
 		t.Fatal(err)
 	}

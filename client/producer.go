@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/raftmq/raftmq/message"
+	"github.com/raftmq/raftmq/protocol"
 )
 
 // SendStatus is how a broker reports a stored message (RocketMQ's
@@ -71,7 +72,7 @@ func (r SendResult) String() string {
 // Producer sends messages. Create it with NewProducer, call Start, then
 // send from any number of goroutines; Close when done.
 type Producer struct {
-	cfg   *settings
+	cfg   *producerConfig
 	c     *core
 	uniq  *message.UniqKeyGenerator
 	fault *faultSelector
@@ -86,14 +87,15 @@ type Producer struct {
 	leaders map[string]string    // broker group → id 0 address last seen
 }
 
-// NewProducer returns a producer configured by opts (group
-// DEFAULT_PRODUCER unless WithGroup). It does no I/O.
-func NewProducer(opts ...Option) (*Producer, error) {
-	cfg, err := newSettings(opts)
+// NewProducer returns a producer of group configured by opts; an empty or
+// invalid group (protocol.ValidateGroup) is an ErrInvalidOption. It does
+// no I/O.
+func NewProducer(group string, opts ...ProducerOpt) (*Producer, error) {
+	cfg, err := newProducerConfig(group, opts)
 	if err != nil {
 		return nil, err
 	}
-	c, err := newCore(cfg, "producer")
+	c, err := newCore(&cfg.config, "producer")
 	if err != nil {
 		return nil, err
 	}
@@ -107,8 +109,8 @@ func NewProducer(opts ...Option) (*Producer, error) {
 	if cfg.batchMessages > 1 {
 		p.batch = newBatcher(p)
 	}
-	c.addHeartbeatSource(func(hb *heartbeatData) {
-		hb.ProducerDataSet = append(hb.ProducerDataSet, producerData{GroupName: cfg.group})
+	c.addHeartbeatSource(func(hb *protocol.HeartbeatData) {
+		hb.ProducerDataSet = append(hb.ProducerDataSet, protocol.ProducerData{GroupName: cfg.group})
 	})
 	c.onRoute(p.noteLeaders)
 	return p, nil
@@ -130,7 +132,7 @@ func (p *Producer) Start(ctx context.Context) error {
 	}
 	ctx, cancel := withTimeout(ctx, p.cfg.requestTimeout)
 	defer cancel()
-	if _, err := p.c.routes.fetchData(ctx, autoCreateTopic); err != nil && !isNoRoute(err) {
+	if _, err := p.c.routes.fetchData(ctx, protocol.DefaultTopic); err != nil && !isNoRoute(err) {
 		return err
 	}
 	if err := p.c.start(); err != nil {

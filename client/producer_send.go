@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/raftmq/raftmq/message"
+	"github.com/raftmq/raftmq/protocol"
 	"github.com/raftmq/raftmq/remoting"
 )
 
@@ -118,10 +119,7 @@ func (p *Producer) send(ctx context.Context, pm *prepared) (SendResult, error) {
 	deadline := time.Now().Add(p.cfg.sendTimeout)
 	var (
 		lastBroker string
-		retries    int
-		backoff    time.Duration
-		busy       time.Duration
-		lastErr    error
+		rs         retryState
 		// sctx is ctx bounded by the send deadline, for the failure path.
 		sctx context.Context
 	)
@@ -138,38 +136,61 @@ func (p *Producer) send(ctx context.Context, pm *prepared) (SendResult, error) {
 			sctx, scancel = withDeadline(ctx, deadline)
 			defer scancel()
 		}
-		lastErr, lastBroker = err, broker
+		lastBroker = broker
 		if sctx.Err() != nil || p.c.isClosed() {
-			return SendResult{}, fmt.Errorf("client: send to %s gave up after %d attempts: %w", pm.topic, attempt, lastErr)
+			return SendResult{}, gaveUp(pm, attempt, err)
 		}
-		switch {
-		case isFailover(err) || isNoRoute(err):
-			// The group is changing leader: refresh at once, retry soon.
-			p.c.log.Debug("send failing over", "topic", pm.topic, "broker", broker, "attempt", attempt, "error", err)
-			if _, rerr := p.c.routes.refresh(sctx, pm.topic); rerr != nil {
-				p.c.log.Debug("route refresh failed", "topic", pm.topic, "error", rerr)
-			}
-			if err := sleepCtx(sctx, backoff); err != nil {
-				return SendResult{}, fmt.Errorf("client: send to %s gave up after %d attempts: %w", pm.topic, attempt, lastErr)
-			}
-			backoff = min(max(2*backoff, p.cfg.failoverBackoff), maxFailoverBackoff)
-		case isBusy(err):
-			// The broker sheds load (a full connection or queue): back off
-			// and try again until the send timeout, outside the retry budget.
-			busy = min(max(2*busy, busyBackoff), maxBusyBackoff)
-			if err := sleepCtx(sctx, busy); err != nil {
-				return SendResult{}, fmt.Errorf("client: send to %s gave up after %d attempts: %w", pm.topic, attempt, lastErr)
-			}
-		case IsRetriable(err) && retries < p.cfg.retries:
-			retries++
-			var e *Error
-			if errors.As(err, &e) && e.Code == remoting.ResTopicNotExist {
-				_, _ = p.c.routes.refresh(sctx, pm.topic)
-			}
-		default:
+		if err := p.beforeRetry(sctx, pm, broker, attempt, err, &rs); err != nil {
 			return SendResult{}, err
 		}
 	}
+}
+
+// retryState is what one send's retries have used so far.
+type retryState struct {
+	retries int           // retries of retriable answers, within the budget
+	backoff time.Duration // last pause of a failover
+	busy    time.Duration // last pause after SYSTEM_BUSY
+}
+
+// beforeRetry prepares the next attempt of pm after attempt failed with
+// err on broker (refreshing the route, pausing as the answer asks, within
+// sctx) or returns the error to give up with.
+func (p *Producer) beforeRetry(sctx context.Context, pm *prepared, broker string, attempt int, err error, rs *retryState) error {
+	switch {
+	case isFailover(err) || isNoRoute(err):
+		// The group is changing leader: refresh at once, retry soon.
+		p.c.log.Debug("send failing over", "topic", pm.topic, "broker", broker, "attempt", attempt, "error", err)
+		if _, rerr := p.c.routes.refresh(sctx, pm.topic); rerr != nil {
+			p.c.log.Debug("route refresh failed", "topic", pm.topic, "error", rerr)
+		}
+		if sleepCtx(sctx, rs.backoff) != nil {
+			return gaveUp(pm, attempt, err)
+		}
+		rs.backoff = min(max(2*rs.backoff, p.cfg.failoverBackoff), maxFailoverBackoff)
+	case isBusy(err):
+		// The broker sheds load (a full connection or queue): back off
+		// and try again until the send timeout, outside the retry budget.
+		rs.busy = min(max(2*rs.busy, busyBackoff), maxBusyBackoff)
+		if sleepCtx(sctx, rs.busy) != nil {
+			return gaveUp(pm, attempt, err)
+		}
+	case IsRetriable(err) && rs.retries < p.cfg.retries:
+		rs.retries++
+		var e *Error
+		if errors.As(err, &e) && e.Code == remoting.ResTopicNotExist {
+			_, _ = p.c.routes.refresh(sctx, pm.topic)
+		}
+	default:
+		return err
+	}
+	return nil
+}
+
+// gaveUp is the error of a send that ran out of time after attempt
+// attempts, the last failing with err.
+func gaveUp(pm *prepared, attempt int, err error) error {
+	return fmt.Errorf("client: send to %s gave up after %d attempts: %w", pm.topic, attempt, err)
 }
 
 func minTime(a, b time.Time) time.Time {
@@ -283,12 +304,12 @@ func (p *Producer) noteLeaders(r *Route) {
 // sendHeader is the SEND_MESSAGE_V2 / SEND_BATCH_MESSAGE header, with the
 // one-letter keys of SendMessageRequestHeaderV2.
 func (p *Producer) sendHeader(q MessageQueue, pm *prepared) map[string]string {
-	return map[string]string{
-		"a": p.cfg.group, "b": pm.topic, "c": autoCreateTopic, "d": strconv.Itoa(defaultTopicQueueNums),
-		"e": strconv.Itoa(int(q.QueueID)), "f": strconv.Itoa(int(pm.sysFlag)),
-		"g": strconv.FormatInt(time.Now().UnixMilli(), 10), "h": strconv.Itoa(int(pm.flag)),
-		"i": pm.props, "j": "0", "k": "false", "l": "0", "m": strconv.FormatBool(pm.batch), "n": q.BrokerName,
-	}
+	return protocol.SendMessageHeader{
+		ProducerGroup: p.cfg.group, Topic: pm.topic,
+		DefaultTopic: protocol.DefaultTopic, DefaultTopicQueueNums: defaultTopicQueueNums,
+		QueueID: q.QueueID, SysFlag: pm.sysFlag, BornTimestamp: time.Now().UnixMilli(), Flag: pm.flag,
+		Properties: pm.props, Batch: pm.batch, BrokerName: q.BrokerName,
+	}.ExtV2()
 }
 
 // sendOnce sends pm to queue q at addr and parses the answer, bounded by

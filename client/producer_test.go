@@ -99,7 +99,7 @@ func TestProducerSendKinds(t *testing.T) {
 
 // TestProducerValidation fails bad sends before any I/O.
 func TestProducerValidation(t *testing.T) {
-	p, err := NewProducer(WithNameServers("127.0.0.1:1"), WithMaxMessageSize(10))
+	p, err := NewProducer("pg-test", WithNameServers("127.0.0.1:1"), WithMaxMessageSize(10))
 	if err != nil {
 		t.Fatal(err)
 	}

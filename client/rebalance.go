@@ -7,6 +7,7 @@ import (
 	"slices"
 	"time"
 
+	"github.com/raftmq/raftmq/protocol"
 	"github.com/raftmq/raftmq/remoting"
 )
 
@@ -19,59 +20,57 @@ const lockRetry = time.Second
 // its share among the group's consumers, as GET_CONSUMER_LIST_BY_GROUP
 // lists them. A topic whose route or consumer list cannot be had keeps its
 // current queues until the next round.
-func (b *consumerBase) rebalance(ctx context.Context) {
-	b.mu.Lock()
-	if b.fixed || b.closed {
-		b.mu.Unlock()
+func (gm *groupMember) rebalance(ctx context.Context) {
+	gm.mu.Lock()
+	if gm.fixed || gm.closed {
+		gm.mu.Unlock()
 		return
 	}
-	topics := slices.Sorted(maps.Keys(b.subs))
-	b.mu.Unlock()
+	topics := slices.Sorted(maps.Keys(gm.subs))
+	gm.mu.Unlock()
 	for _, t := range topics {
-		want, ok := b.allocate(ctx, t)
+		want, ok := gm.allocate(ctx, t)
 		if ok {
-			b.reassign(ctx, t, want)
+			gm.reassign(ctx, t, want)
 		}
 	}
 }
 
 // allocate returns this consumer's share of topic's queues.
-func (b *consumerBase) allocate(ctx context.Context, topic string) ([]MessageQueue, bool) {
-	r, err := b.c.routes.refresh(ctx, topic)
+func (gm *groupMember) allocate(ctx context.Context, topic string) ([]MessageQueue, bool) {
+	r, err := gm.c.routes.refresh(ctx, topic)
 	if err != nil {
-		b.c.log.Debug("rebalance: no route", "topic", topic, "error", err)
+		gm.c.log.Debug("rebalance: no route", "topic", topic, "error", err)
 		return nil, false
 	}
-	if b.cs.model == Broadcasting {
+	if gm.cfg.model == Broadcasting {
 		return r.ReadQueues, true
 	}
-	ids, err := b.consumerIDs(ctx, r)
+	ids, err := gm.consumerIDs(ctx, r)
 	if err != nil {
-		b.c.log.Debug("rebalance: no consumer list", "topic", topic, "error", err)
+		gm.c.log.Debug("rebalance: no consumer list", "topic", topic, "error", err)
 		return nil, false
 	}
-	if !slices.Contains(ids, b.c.clientID) {
+	if !slices.Contains(ids, gm.c.clientID) {
 		// This node has not had our heartbeat yet: take nothing rather
 		// than a share computed without us; the next round fixes it.
 		return nil, false
 	}
-	b.mu.Lock()
-	b.lastSeen[topic] = ids
-	b.mu.Unlock()
-	return b.cs.allocate(b.cfg.group, b.c.clientID, r.ReadQueues, ids), true
+	gm.mu.Lock()
+	gm.lastSeen[topic] = ids
+	gm.mu.Unlock()
+	return gm.cfg.allocate(gm.cfg.group, gm.c.clientID, r.ReadQueues, ids), true
 }
 
 // consumerIDs asks a node of the topic's route for the group's consumer
 // ids (sorted), the leaders first, moving on when one fails.
-func (b *consumerBase) consumerIDs(ctx context.Context, r *Route) ([]string, error) {
+func (gm *groupMember) consumerIDs(ctx context.Context, r *Route) ([]string, error) {
 	var lastErr error
 	for _, bd := range r.Data.BrokerDatas {
 		for _, addr := range brokerAddrs(bd) {
-			var body struct {
-				ConsumerIDList []string `json:"consumerIdList"`
-			}
-			req := remoting.NewRequest(remoting.ReqGetConsumerListByGroup, map[string]string{"consumerGroup": b.cfg.group}, nil)
-			resp, err := b.c.call(ctx, addr, req)
+			var body protocol.ConsumerListBody
+			req := remoting.NewRequest(remoting.ReqGetConsumerListByGroup, map[string]string{"consumerGroup": gm.cfg.group}, nil)
+			resp, err := gm.c.call(ctx, addr, req)
 			if err == nil {
 				err = json.Unmarshal(resp.Body, &body)
 			}
@@ -95,54 +94,54 @@ func (b *consumerBase) consumerIDs(ctx context.Context, r *Route) ([]string, err
 // stops (committing their offsets) those no longer in it. Orderly
 // consumers first lock the new queues on their brokers and take only
 // those granted.
-func (b *consumerBase) reassign(ctx context.Context, topic string, want []MessageQueue) {
-	b.mu.Lock()
-	if b.closed {
-		b.mu.Unlock()
+func (gm *groupMember) reassign(ctx context.Context, topic string, want []MessageQueue) {
+	gm.mu.Lock()
+	if gm.closed {
+		gm.mu.Unlock()
 		return
 	}
 	var gone []*queueState
-	for mq, qs := range b.queues {
+	for mq, qs := range gm.queues {
 		if mq.Topic == topic && !slices.Contains(want, mq) {
 			gone = append(gone, qs)
-			delete(b.queues, mq)
+			delete(gm.queues, mq)
 		}
 	}
 	var adds []MessageQueue
 	for _, mq := range want {
-		if _, ok := b.queues[mq]; !ok {
+		if _, ok := gm.queues[mq]; !ok {
 			adds = append(adds, mq)
 		}
 	}
-	b.mu.Unlock()
-	b.release(gone)
-	if len(adds) > 0 && b.lockNew != nil {
+	gm.mu.Unlock()
+	gm.release(gone)
+	if len(adds) > 0 && gm.lockNew != nil {
 		n := len(adds)
-		if adds = b.lockNew(ctx, adds); len(adds) < n {
+		if adds = gm.lockNew(ctx, adds); len(adds) < n {
 			// Their old owner has not unlocked them yet: try again soon
 			// rather than at the next periodic rebalance.
-			time.AfterFunc(lockRetry, b.triggerRebalance)
+			time.AfterFunc(lockRetry, gm.triggerRebalance)
 		}
 	}
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	if b.closed {
+	gm.mu.Lock()
+	defer gm.mu.Unlock()
+	if gm.closed {
 		return
 	}
 	for _, mq := range adds {
-		if _, ok := b.queues[mq]; !ok {
-			qs := b.startQueue(mq, -1, 0)
-			if b.lockNew != nil {
+		if _, ok := gm.queues[mq]; !ok {
+			qs := gm.startQueue(mq, -1, 0)
+			if gm.lockNew != nil {
 				qs.lockedAt.Store(time.Now().UnixNano())
 			}
-			b.queues[mq] = qs
+			gm.queues[mq] = qs
 		}
 	}
 }
 
 // release stops the pull loops of queues no longer ours and commits their
 // offsets, so the consumer that takes them over starts where we stopped.
-func (b *consumerBase) release(gone []*queueState) {
+func (gm *groupMember) release(gone []*queueState) {
 	if len(gone) == 0 {
 		return
 	}
@@ -153,15 +152,15 @@ func (b *consumerBase) release(gone []*queueState) {
 	for _, qs := range gone {
 		<-qs.done
 	}
-	if b.active {
+	if gm.active {
 		return
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), b.cfg.requestTimeout)
+	ctx, cancel := context.WithTimeout(context.Background(), gm.cfg.requestTimeout)
 	defer cancel()
-	if err := b.commit(ctx, gone); err != nil {
-		b.c.log.Warn("commit released queues", "error", err)
+	if err := gm.commit(ctx, gone); err != nil {
+		gm.c.log.Warn("commit released queues", "error", err)
 	}
-	if b.unlockGone != nil {
-		b.unlockGone(ctx, gone)
+	if gm.unlockGone != nil {
+		gm.unlockGone(ctx, gone)
 	}
 }

@@ -15,12 +15,10 @@ import (
 	"github.com/raftmq/raftmq/remoting"
 )
 
-// autoCreateTopic is RocketMQ's default topic (TBW102): a producer sending
-// to a topic no name server knows uses its route, and the broker creates
-// the topic from it.
-const autoCreateTopic = "TBW102"
-
-// defaultTopicQueueNums is the queue count of an auto-created topic.
+// defaultTopicQueueNums is the queue count of a topic auto-created through
+// protocol.DefaultTopic (TBW102): a producer sending to a topic no name
+// server knows uses that topic's route, and the broker creates the topic
+// from it.
 const defaultTopicQueueNums = 4
 
 // minRefreshGap coalesces on-demand refreshes of one topic: a burst of
@@ -80,13 +78,13 @@ type Route struct {
 func newRoute(topic string, data protocol.TopicRouteData, writeLimit int32) *Route {
 	r := &Route{Topic: topic, Data: data, Fetched: time.Now()}
 	for _, qd := range data.QueueDatas {
-		if qd.Perm&protocol.PermRead != 0 {
+		if protocol.Readable(qd.Perm) {
 			for i := int32(0); i < qd.ReadQueueNums; i++ {
 				r.ReadQueues = append(r.ReadQueues, MessageQueue{topic, qd.BrokerName, i})
 			}
 		}
 		bd, ok := r.Broker(qd.BrokerName)
-		if qd.Perm&protocol.PermWrite == 0 || !ok || bd.BrokerAddrs[0] == "" {
+		if !protocol.Writable(qd.Perm) || !ok || bd.BrokerAddrs[0] == "" {
 			continue
 		}
 		n := qd.WriteQueueNums
@@ -217,7 +215,7 @@ func (rc *routeCache) fly(topic string, f *routeFlight) {
 func (rc *routeCache) fetch(ctx context.Context, topic string) (*Route, error) {
 	data, err := rc.fetchData(ctx, topic)
 	if errors.Is(err, ErrNoRoute) && rc.c.autoCreate {
-		data, err = rc.fetchData(ctx, autoCreateTopic)
+		data, err = rc.fetchData(ctx, protocol.DefaultTopic)
 		if err == nil {
 			return newRoute(topic, data, defaultTopicQueueNums), nil
 		}

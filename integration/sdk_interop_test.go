@@ -42,7 +42,7 @@ func sdkMessage(topic string, i int) *message.Message {
 
 func newSDKProducer(t *testing.T, ns string) *client.Producer {
 	t.Helper()
-	p, err := client.NewProducer(client.WithNameServers(ns), client.WithGroup("interop-sdk-producer"))
+	p, err := client.NewProducer("interop-sdk-producer", client.WithNameServers(ns))
 	if err != nil {
 		t.Fatal(err)
 	}

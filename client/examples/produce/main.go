@@ -30,7 +30,7 @@ func main() {
 }
 
 func run(ctx context.Context, ns, topic string, n int) error {
-	p, err := client.NewProducer(client.WithNameServers(ns), client.WithGroup("example-producer"))
+	p, err := client.NewProducer("example-producer", client.WithNameServers(ns))
 	if err != nil {
 		return err
 	}

@@ -11,19 +11,23 @@ import (
 	"time"
 
 	"github.com/raftmq/raftmq/message"
+	"github.com/raftmq/raftmq/protocol"
 	"github.com/raftmq/raftmq/remoting"
 )
 
-// consumerBase is what push and pull consumers share: subscriptions, the
-// rebalance, one pull loop per assigned queue and the offset store. The
+// groupMember is this process's membership of a consumer group, the
+// machinery push and pull consumers share: subscriptions, the rebalance,
+// one pull loop per assigned queue and the offset store. The consumer
 // kind supplies deliver, which takes the messages each pull found.
-type consumerBase struct {
-	cfg     *settings
-	cs      consumerSettings
-	c       *core
-	store   offsetStore
-	active  bool // pull consumer: CONSUME_ACTIVELY, explicit commits
-	deliver func(ctx context.Context, qs *queueState, msgs []*message.MessageExt) bool
+type groupMember struct {
+	cfg    *consumerConfig
+	c      *core
+	store  offsetStore
+	active bool // pull consumer: CONSUME_ACTIVELY, explicit commits
+	// commitEvery is how often offsets are committed (push consumer); 0
+	// when commits are explicit.
+	commitEvery time.Duration
+	deliver     func(ctx context.Context, qs *queueState, msgs []*message.MessageExt) bool
 	// Orderly hooks (nil otherwise): lock newly assigned queues before
 	// they are pulled, let released ones go after their last commit.
 	lockNew    func(ctx context.Context, mqs []MessageQueue) []MessageQueue
@@ -61,67 +65,66 @@ type queueState struct {
 	serial   chan struct{}
 }
 
-func newConsumerBase(group string, opts []Option, active bool, name string) (*consumerBase, error) {
-	cfg, cs, err := newConsumerSettings(group, opts)
+// newGroupMember returns the membership of cfg's group, named name in
+// logs; active for a pull consumer. It does no I/O.
+func newGroupMember(cfg *consumerConfig, active bool, name string) (*groupMember, error) {
+	c, err := newCore(&cfg.config, name)
 	if err != nil {
 		return nil, err
 	}
-	c, err := newCore(cfg, name)
-	if err != nil {
-		return nil, err
-	}
-	b := &consumerBase{cfg: cfg, cs: cs, c: c, active: active, subs: map[string]*subscription{},
+	gm := &groupMember{cfg: cfg, c: c, active: active, subs: map[string]*subscription{},
 		queues: map[MessageQueue]*queueState{}, kick: make(chan struct{}, 1), stop: make(chan struct{}),
 		lastSeen: map[string][]string{}}
-	b.runCtx, b.runStop = context.WithCancel(context.Background())
-	if cs.model == Broadcasting {
-		b.store = newLocalOffsetStore(cs.offsetDir, group)
+	gm.runCtx, gm.runStop = context.WithCancel(context.Background())
+	if cfg.model == Broadcasting {
+		gm.store = newLocalOffsetStore(cfg.offsetDir, cfg.group)
 	} else {
-		b.store = newRemoteOffsetStore(b)
+		gm.store = newRemoteOffsetStore(gm)
 	}
-	c.addHeartbeatSource(b.heartbeatData)
+	c.addHeartbeatSource(gm.heartbeatData)
 	c.handle(remoting.ReqNotifyConsumerIDsChanged, func(context.Context, *remoting.Conn, *remoting.Command) *remoting.Command {
-		b.triggerRebalance()
+		gm.triggerRebalance()
 		return nil
 	})
-	return b, nil
+	return gm, nil
 }
 
 // heartbeatData announces the group and its subscriptions.
-func (b *consumerBase) heartbeatData(hb *heartbeatData) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	cd := consumerData{GroupName: b.cfg.group, ConsumeType: "CONSUME_PASSIVELY", MessageModel: b.cs.model.String(),
-		ConsumeFromWhere: b.cs.from.String(), SubscriptionDataSet: []subscriptionData{}}
-	if b.active {
-		cd.ConsumeType = "CONSUME_ACTIVELY"
+func (gm *groupMember) heartbeatData(hb *protocol.HeartbeatData) {
+	gm.mu.Lock()
+	defer gm.mu.Unlock()
+	cd := protocol.ConsumerData{GroupName: gm.cfg.group, ConsumeType: protocol.ConsumePassively,
+		MessageModel: gm.cfg.model.String(), ConsumeFromWhere: gm.cfg.from.String(),
+		SubscriptionDataSet: []protocol.SubscriptionData{}}
+	if gm.active {
+		cd.ConsumeType = protocol.ConsumeActively
 	}
-	for _, t := range slices.Sorted(maps.Keys(b.subs)) {
-		cd.SubscriptionDataSet = append(cd.SubscriptionDataSet, b.subs[t].data())
+	for _, t := range slices.Sorted(maps.Keys(gm.subs)) {
+		cd.SubscriptionDataSet = append(cd.SubscriptionDataSet, gm.subs[t].data())
 	}
 	hb.ConsumerDataSet = append(hb.ConsumerDataSet, cd)
 }
 
 // subscribe adds a subscription; before start only.
-func (b *consumerBase) subscribe(topic, expr string, h MessageHandler) error {
+func (gm *groupMember) subscribe(topic, expr string, h MessageHandler) error {
 	s, err := parseSubscription(topic, expr)
 	if err != nil {
 		return err
 	}
 	s.handler = h
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	if b.started {
+	gm.mu.Lock()
+	defer gm.mu.Unlock()
+	if gm.started {
 		return ErrStarted
 	}
-	b.subs[topic] = s
-	if b.cs.model == Clustering && !b.active {
+	gm.subs[topic] = s
+	if gm.cfg.model == Clustering && !gm.active {
 		// Messages sent back for retry come from %RETRY%group, which
 		// every clustering push consumer subscribes as RocketMQ's do.
-		rt := RetryTopic(b.cfg.group)
-		if _, ok := b.subs[rt]; !ok {
-			r, _ := parseSubscription(rt, "*")
-			b.subs[rt] = r
+		rt := protocol.RetryTopic(gm.cfg.group)
+		if _, ok := gm.subs[rt]; !ok {
+			r, _ := parseSubscription(rt, protocol.SubAll)
+			gm.subs[rt] = r
 		}
 	}
 	return nil
@@ -130,77 +133,84 @@ func (b *consumerBase) subscribe(topic, expr string, h MessageHandler) error {
 // start fetches the routes, heartbeats every node, rebalances and runs the
 // periodic loops. A subscribed topic without a route fails it (ErrNoRoute),
 // except the retry topic, which a broker creates on the first heartbeat.
-func (b *consumerBase) start(ctx context.Context) error {
-	b.mu.Lock()
-	if b.closed {
-		b.mu.Unlock()
+func (gm *groupMember) start(ctx context.Context) error {
+	gm.mu.Lock()
+	if gm.closed {
+		gm.mu.Unlock()
 		return ErrClosed
 	}
-	if b.started {
-		b.mu.Unlock()
+	if gm.started {
+		gm.mu.Unlock()
 		return nil
 	}
-	if len(b.subs) == 0 && len(b.queues) == 0 && !b.fixed {
-		b.mu.Unlock()
+	if len(gm.subs) == 0 && len(gm.queues) == 0 && !gm.fixed {
+		gm.mu.Unlock()
 		return ErrNoSubscription
 	}
-	b.started = true
-	topics := slices.Sorted(maps.Keys(b.subs))
-	b.mu.Unlock()
+	gm.started = true
+	topics := slices.Sorted(maps.Keys(gm.subs))
+	gm.mu.Unlock()
 	for _, t := range topics {
-		if t == RetryTopic(b.cfg.group) {
+		if t == protocol.RetryTopic(gm.cfg.group) {
 			continue
 		}
-		if _, err := b.c.routes.get(ctx, t); err != nil {
+		if _, err := gm.c.routes.get(ctx, t); err != nil {
 			return err
 		}
 	}
-	if err := b.c.start(); err != nil {
+	if err := gm.c.start(); err != nil {
 		return err
 	}
-	b.c.heartbeatAll(ctx)
-	b.startPending()
-	b.rebalance(ctx)
-	b.runLoops()
+	gm.c.heartbeatAll(ctx)
+	gm.startPending()
+	gm.rebalance(ctx)
+	gm.runLoops()
 	return nil
 }
 
 // runLoops starts the rebalance loop (every interval and when kicked) and,
 // unless commits are explicit, the commit loop.
-func (b *consumerBase) runLoops() {
-	b.loops.Add(1)
+func (gm *groupMember) runLoops() {
+	gm.runRebalanceLoop()
+	if gm.commitEvery > 0 {
+		gm.runCommitLoop()
+	}
+}
+
+func (gm *groupMember) runRebalanceLoop() {
+	gm.loops.Add(1)
 	go func() {
-		defer b.loops.Done()
-		t := time.NewTicker(b.cs.rebalanceEvery)
+		defer gm.loops.Done()
+		t := time.NewTicker(gm.cfg.rebalanceEvery)
 		defer t.Stop()
 		for {
 			select {
-			case <-b.stop:
+			case <-gm.stop:
 				return
 			case <-t.C:
-			case <-b.kick:
+			case <-gm.kick:
 			}
-			ctx, cancel := context.WithTimeout(b.runCtx, 2*b.cfg.requestTimeout)
-			b.rebalance(ctx)
+			ctx, cancel := context.WithTimeout(gm.runCtx, 2*gm.cfg.requestTimeout)
+			gm.rebalance(ctx)
 			cancel()
 		}
 	}()
-	if b.active {
-		return
-	}
-	b.loops.Add(1)
+}
+
+func (gm *groupMember) runCommitLoop() {
+	gm.loops.Add(1)
 	go func() {
-		defer b.loops.Done()
-		t := time.NewTicker(b.cs.commitEvery)
+		defer gm.loops.Done()
+		t := time.NewTicker(gm.commitEvery)
 		defer t.Stop()
 		for {
 			select {
-			case <-b.stop:
+			case <-gm.stop:
 				return
 			case <-t.C:
-				ctx, cancel := context.WithTimeout(b.runCtx, b.cfg.requestTimeout)
-				if err := b.commit(ctx, nil); err != nil {
-					b.c.log.Warn("commit offsets", "error", err)
+				ctx, cancel := context.WithTimeout(gm.runCtx, gm.cfg.requestTimeout)
+				if err := gm.commit(ctx, nil); err != nil {
+					gm.c.log.Warn("commit offsets", "error", err)
 				}
 				cancel()
 			}
@@ -209,31 +219,31 @@ func (b *consumerBase) runLoops() {
 }
 
 // startPending starts the pull loops of assigned queues.
-func (b *consumerBase) startPending() {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	for _, mq := range b.pending {
-		if _, ok := b.queues[mq]; !ok {
-			b.queues[mq] = b.startQueue(mq, -1, 0)
+func (gm *groupMember) startPending() {
+	gm.mu.Lock()
+	defer gm.mu.Unlock()
+	for _, mq := range gm.pending {
+		if _, ok := gm.queues[mq]; !ok {
+			gm.queues[mq] = gm.startQueue(mq, -1, 0)
 		}
 	}
-	b.pending = nil
+	gm.pending = nil
 }
 
-func (b *consumerBase) triggerRebalance() {
+func (gm *groupMember) triggerRebalance() {
 	select {
-	case b.kick <- struct{}{}:
+	case gm.kick <- struct{}{}:
 	default:
 	}
 }
 
 // commit persists the commit offset of qs's queues (nil: every assigned
 // queue).
-func (b *consumerBase) commit(ctx context.Context, only []*queueState) error {
+func (gm *groupMember) commit(ctx context.Context, only []*queueState) error {
 	if only == nil {
-		b.mu.Lock()
-		only = slices.Collect(maps.Values(b.queues))
-		b.mu.Unlock()
+		gm.mu.Lock()
+		only = slices.Collect(maps.Values(gm.queues))
+		gm.mu.Unlock()
 	}
 	offs := map[MessageQueue]int64{}
 	for _, qs := range only {
@@ -242,52 +252,52 @@ func (b *consumerBase) commit(ctx context.Context, only []*queueState) error {
 	if len(offs) == 0 {
 		return nil
 	}
-	return b.store.persist(ctx, offs)
+	return gm.store.persist(ctx, offs)
 }
 
 // shutdown stops the loops and every pull loop, runs finish (the kind's
 // draining), commits unless commits are explicit, and closes the core.
-func (b *consumerBase) shutdown(ctx context.Context, finish func(context.Context)) error {
-	b.mu.Lock()
-	if b.closed {
-		b.mu.Unlock()
+func (gm *groupMember) shutdown(ctx context.Context, finish func(context.Context)) error {
+	gm.mu.Lock()
+	if gm.closed {
+		gm.mu.Unlock()
 		return nil
 	}
-	b.closed = true
-	started := b.started
-	close(b.stop)
-	queues := slices.Collect(maps.Values(b.queues))
-	b.mu.Unlock()
-	b.loops.Wait()
+	gm.closed = true
+	started := gm.started
+	close(gm.stop)
+	queues := slices.Collect(maps.Values(gm.queues))
+	gm.mu.Unlock()
+	gm.loops.Wait()
 	for _, qs := range queues {
 		qs.cancel()
 	}
-	b.pulls.Wait()
+	gm.pulls.Wait()
 	if finish != nil {
 		finish(ctx)
 	}
 	var err error
-	if started && !b.active {
-		err = b.commit(ctx, queues)
+	if started && !gm.active {
+		err = gm.commit(ctx, queues)
 	}
-	if started && b.unlockGone != nil {
-		b.unlockGone(ctx, queues)
+	if started && gm.unlockGone != nil {
+		gm.unlockGone(ctx, queues)
 	}
-	b.runStop()
-	b.c.close()
+	gm.runStop()
+	gm.c.close()
 	return err
 }
 
 // assignment returns the queues currently assigned, sorted.
-func (b *consumerBase) assignment() []MessageQueue {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return slices.SortedFunc(maps.Keys(b.queues), compareQueues)
+func (gm *groupMember) assignment() []MessageQueue {
+	gm.mu.Lock()
+	defer gm.mu.Unlock()
+	return slices.SortedFunc(maps.Keys(gm.queues), compareQueues)
 }
 
 // leaderAddrs returns mq's broker group addresses, the leader first.
-func (b *consumerBase) leaderAddrs(ctx context.Context, mq MessageQueue) ([]string, error) {
-	r, err := b.c.routes.get(ctx, mq.Topic)
+func (gm *groupMember) leaderAddrs(ctx context.Context, mq MessageQueue) ([]string, error) {
+	r, err := gm.c.routes.get(ctx, mq.Topic)
 	if err == nil {
 		if bd, ok := r.Broker(mq.BrokerName); ok {
 			if addrs := brokerAddrs(bd); len(addrs) > 0 {
@@ -295,7 +305,7 @@ func (b *consumerBase) leaderAddrs(ctx context.Context, mq MessageQueue) ([]stri
 			}
 		}
 	}
-	if bd, ok := b.c.routes.brokerGroup(mq.BrokerName); ok {
+	if bd, ok := gm.c.routes.brokerGroup(mq.BrokerName); ok {
 		if addrs := brokerAddrs(bd); len(addrs) > 0 {
 			return addrs, nil
 		}
@@ -309,21 +319,21 @@ func (b *consumerBase) leaderAddrs(ctx context.Context, mq MessageQueue) ([]stri
 // callLeader sends req to the leader of mq's group. On a failover error
 // it refreshes the route at once and tries the new leader (or, while the
 // route has not changed, the other nodes, which forward to theirs).
-func (b *consumerBase) callLeader(ctx context.Context, mq MessageQueue, req *remoting.Command) (*remoting.Command, error) {
-	addrs, err := b.leaderAddrs(ctx, mq)
+func (gm *groupMember) callLeader(ctx context.Context, mq MessageQueue, req *remoting.Command) (*remoting.Command, error) {
+	addrs, err := gm.leaderAddrs(ctx, mq)
 	if err != nil {
 		return nil, err
 	}
 	var errs []error
 	i := 0
 	for attempt := 0; attempt < 4; attempt++ {
-		resp, err := b.c.call(ctx, addrs[i%len(addrs)], req)
+		resp, err := gm.c.call(ctx, addrs[i%len(addrs)], req)
 		if err == nil || !isFailover(err) || ctx.Err() != nil {
 			return resp, err
 		}
 		errs = append(errs, err)
 		i++
-		if r, rerr := b.c.routes.refresh(ctx, mq.Topic); rerr == nil {
+		if r, rerr := gm.c.routes.refresh(ctx, mq.Topic); rerr == nil {
 			if bd, ok := r.Broker(mq.BrokerName); ok && len(brokerAddrs(bd)) > 0 {
 				if fresh := brokerAddrs(bd); fresh[0] != addrs[0] {
 					addrs, i = fresh, 0 // a new leader: go there first

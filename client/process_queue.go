@@ -87,7 +87,7 @@ func (pq *processQueue) commitOffsetLocked() int64 {
 
 // full reports whether pulling must pause: more cached messages, bytes or
 // offset span than the thresholds allow.
-func (pq *processQueue) full(cs *consumerSettings) bool {
+func (pq *processQueue) full(cs *consumerConfig) bool {
 	pq.mu.Lock()
 	defer pq.mu.Unlock()
 	if len(pq.msgs) > cs.maxMsgs || pq.bytes > cs.maxBytes {

@@ -2,12 +2,12 @@ package client
 
 import (
 	"context"
-	"strconv"
 	"sync"
 	"sync/atomic"
 	"time"
 
 	"github.com/raftmq/raftmq/message"
+	"github.com/raftmq/raftmq/protocol"
 	"github.com/raftmq/raftmq/remoting"
 )
 
@@ -24,7 +24,8 @@ import (
 // message being retried holds it back and a restart or a rebalance
 // redelivers from there.
 type PushConsumer struct {
-	b *consumerBase
+	cfg *pushConfig
+	gm  *groupMember
 
 	tasks    taskQueue
 	stopWork chan struct{}
@@ -46,19 +47,25 @@ type consumeTask struct {
 	msgs []*message.MessageExt
 }
 
-// NewPushConsumer returns a push consumer of group configured by opts. It
-// does no I/O.
-func NewPushConsumer(group string, opts ...Option) (*PushConsumer, error) {
-	p := &PushConsumer{stopWork: make(chan struct{})}
-	b, err := newConsumerBase(group, opts, false, "push-consumer")
+// NewPushConsumer returns a push consumer of group configured by opts; an
+// empty or invalid group (protocol.ValidateGroup) is an ErrInvalidOption.
+// It does no I/O.
+func NewPushConsumer(group string, opts ...PushConsumerOpt) (*PushConsumer, error) {
+	cfg, err := newPushConfig(group, opts)
 	if err != nil {
 		return nil, err
 	}
-	p.b = b
-	b.deliver = p.deliver
+	p := &PushConsumer{cfg: cfg, stopWork: make(chan struct{})}
+	gm, err := newGroupMember(&cfg.consumerConfig, false, "push-consumer")
+	if err != nil {
+		return nil, err
+	}
+	p.gm = gm
+	gm.deliver = p.deliver
+	gm.commitEvery = cfg.commitEvery
 	p.sendBackFn = p.sendBack
 	p.tasks.notify = make(chan struct{}, 1)
-	if b.cs.orderly {
+	if cfg.orderly {
 		p.setupOrderly()
 	}
 	p.hctx, p.hcancel = context.WithCancel(context.Background())
@@ -67,7 +74,7 @@ func NewPushConsumer(group string, opts ...Option) (*PushConsumer, error) {
 
 // ClientID is the consumer's client id (ip@instance), as the group's
 // consumer list shows it.
-func (p *PushConsumer) ClientID() string { return p.b.c.clientID }
+func (p *PushConsumer) ClientID() string { return p.gm.c.clientID }
 
 // Subscribe consumes topic's messages whose tag matches expr ("*" or ""
 // for all, "A || B" for either tag) with h. Call it before Start; a second
@@ -76,7 +83,7 @@ func (p *PushConsumer) Subscribe(topic, expr string, h MessageHandler) error {
 	if h == nil {
 		return ErrInvalidOption
 	}
-	return p.b.subscribe(topic, expr, h)
+	return p.gm.subscribe(topic, expr, h)
 }
 
 // Start starts the workers, fetches the routes (failing with ErrNoRoute
@@ -84,12 +91,12 @@ func (p *PushConsumer) Subscribe(topic, expr string, h MessageHandler) error {
 // share of queues and starts pulling them.
 func (p *PushConsumer) Start(ctx context.Context) error {
 	p.once.Do(func() {
-		for range p.b.cs.goroutines {
+		for range p.cfg.goroutines {
 			p.workers.Add(1)
 			go p.work()
 		}
 	})
-	if err := p.b.start(ctx); err != nil {
+	if err := p.gm.start(ctx); err != nil {
 		_ = p.Close(ctx)
 		return err
 	}
@@ -100,7 +107,7 @@ func (p *PushConsumer) Start(ctx context.Context) error {
 }
 
 // Assignment returns the queues this consumer currently pulls, sorted.
-func (p *PushConsumer) Assignment() []MessageQueue { return p.b.assignment() }
+func (p *PushConsumer) Assignment() []MessageQueue { return p.gm.assignment() }
 
 // Close stops pulling, waits for the handlers running (their context is
 // cancelled when ctx is done), commits the offsets and closes the
@@ -108,7 +115,7 @@ func (p *PushConsumer) Assignment() []MessageQueue { return p.b.assignment() }
 // pulled but not yet handed to a handler are left to the next owner of
 // their queue.
 func (p *PushConsumer) Close(ctx context.Context) error {
-	return p.b.shutdown(ctx, p.finish)
+	return p.gm.shutdown(ctx, p.finish)
 }
 
 func (p *PushConsumer) finish(ctx context.Context) {
@@ -133,11 +140,11 @@ func (p *PushConsumer) finish(ctx context.Context) {
 // process queue's thresholds bound what a queue has in flight, as
 // RocketMQ's unbounded consume executor queue.
 func (p *PushConsumer) deliver(_ context.Context, qs *queueState, msgs []*message.MessageExt) bool {
-	if p.b.cs.orderly {
+	if p.cfg.orderly {
 		p.tasks.push(consumeTask{qs: qs}) // consumeOrderly takes them in order
 		return true
 	}
-	n := p.b.cs.batchSize
+	n := p.cfg.batchSize
 	for i := 0; i < len(msgs); i += n {
 		p.tasks.push(consumeTask{qs: qs, msgs: msgs[i:min(i+n, len(msgs))]})
 	}
@@ -222,7 +229,7 @@ func (p *PushConsumer) consume(t consumeTask) {
 // restoreRetryTopic gives messages of %RETRY%group their original topic,
 // as RocketMQ's resetRetryTopic.
 func (p *PushConsumer) restoreRetryTopic(msgs []*message.MessageExt) {
-	rt := RetryTopic(p.b.cfg.group)
+	rt := protocol.RetryTopic(p.gm.cfg.group)
 	for _, m := range msgs {
 		if orig := m.Property(message.PropertyRetryTopic); orig != "" && m.Topic == rt {
 			m.Topic = orig
@@ -232,23 +239,23 @@ func (p *PushConsumer) restoreRetryTopic(msgs []*message.MessageExt) {
 
 // handle calls the subscription's handler; a panic is a retry.
 func (p *PushConsumer) handle(msgs []*message.MessageExt) (res ConsumeResult) {
-	p.b.mu.Lock()
-	sub := p.b.subs[msgs[0].Topic]
+	p.gm.mu.Lock()
+	sub := p.gm.subs[msgs[0].Topic]
 	if sub == nil || sub.handler == nil {
-		for _, s := range p.b.subs {
+		for _, s := range p.gm.subs {
 			if s.handler != nil {
 				sub = s
 				break
 			}
 		}
 	}
-	p.b.mu.Unlock()
+	p.gm.mu.Unlock()
 	if sub == nil {
 		return ConsumeRetryLater
 	}
 	defer func() {
 		if r := recover(); r != nil {
-			p.b.c.log.Error("handler panicked", "topic", msgs[0].Topic, "panic", r)
+			p.gm.c.log.Error("handler panicked", "topic", msgs[0].Topic, "panic", r)
 			res = ConsumeRetryLater
 		}
 	}()
@@ -261,15 +268,15 @@ func (p *PushConsumer) handle(msgs []*message.MessageExt) (res ConsumeResult) {
 // after the local retry delay with reconsumeTimes+1, as RocketMQ does. In
 // broadcasting failed messages are dropped, as in RocketMQ.
 func (p *PushConsumer) retry(t consumeTask) {
-	if p.b.cs.model == Broadcasting {
-		p.b.c.log.Warn("broadcasting: dropping messages the handler failed", "queue", t.qs.mq.String(), "count", len(t.msgs))
+	if p.cfg.model == Broadcasting {
+		p.gm.c.log.Warn("broadcasting: dropping messages the handler failed", "queue", t.qs.mq.String(), "count", len(t.msgs))
 		t.qs.pq.remove(t.msgs)
 		return
 	}
 	var sent, kept []*message.MessageExt
 	for _, m := range t.msgs {
 		if err := p.sendBackFn(t.qs.mq, m); err != nil {
-			p.b.c.log.Debug("send back failed, retrying locally", "msgId", m.MsgID(), "error", err)
+			p.gm.c.log.Debug("send back failed, retrying locally", "msgId", m.MsgID(), "error", err)
 			m.ReconsumeTimes++
 			kept = append(kept, m)
 			continue
@@ -285,7 +292,7 @@ func (p *PushConsumer) retry(t consumeTask) {
 	p.retries.Add(1)
 	go func() {
 		defer p.retries.Done()
-		timer := time.NewTimer(p.b.cs.retryDelay)
+		timer := time.NewTimer(p.cfg.retryDelay)
 		defer timer.Stop()
 		select {
 		case <-timer.C:
@@ -300,6 +307,16 @@ func (p *PushConsumer) retry(t consumeTask) {
 // group: the broker stores it in %RETRY%group with delay level
 // 3+reconsumeTimes (delayLevel 0), or in %DLQ%group past the maximum.
 func (p *PushConsumer) sendBack(mq MessageQueue, m *message.MessageExt) error {
+	ext := sendBackHeader(p.gm.cfg.group, m, p.cfg.maxReconsume)
+	ctx, cancel := context.WithTimeout(p.hctx, p.gm.cfg.requestTimeout)
+	defer cancel()
+	_, err := p.gm.callLeader(ctx, mq, remoting.NewRequest(remoting.ReqConsumerSendMsgBack, ext, nil))
+	return err
+}
+
+// sendBackHeader is CONSUMER_SEND_MSG_BACK's header for m: delay level 0
+// (the broker's 3+reconsumeTimes), m's original id.
+func sendBackHeader(group string, m *message.MessageExt, maxReconsume int) map[string]string {
 	origin := m.Property(message.PropertyOriginMessageID)
 	if origin == "" {
 		origin = m.UniqKey()
@@ -307,13 +324,6 @@ func (p *PushConsumer) sendBack(mq MessageQueue, m *message.MessageExt) error {
 	if origin == "" {
 		origin = m.MsgID()
 	}
-	ext := map[string]string{
-		"group": p.b.cfg.group, "offset": strconv.FormatInt(m.CommitLogOffset, 10), "delayLevel": "0",
-		"originMsgId": origin, "originTopic": m.Topic, "unitMode": "false",
-		"maxReconsumeTimes": strconv.Itoa(p.b.cs.maxReconsume),
-	}
-	ctx, cancel := context.WithTimeout(p.hctx, p.b.cfg.requestTimeout)
-	defer cancel()
-	_, err := p.b.callLeader(ctx, mq, remoting.NewRequest(remoting.ReqConsumerSendMsgBack, ext, nil))
-	return err
+	return protocol.SendBackHeader{Group: group, Offset: m.CommitLogOffset, DelayLevel: 0,
+		OriginMsgID: origin, OriginTopic: m.Topic, MaxReconsumeTimes: int32(maxReconsume)}.Ext()
 }

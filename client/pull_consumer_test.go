@@ -9,9 +9,9 @@ import (
 	"github.com/raftmq/raftmq/message"
 )
 
-func startPull(t testing.TB, g *brokertest.Group, group, name string, setup func(*PullConsumer) error, opts ...Option) *PullConsumer {
+func startPull(t testing.TB, g *brokertest.Group, group, name string, setup func(*PullConsumer) error, opts ...PullConsumerOpt) *PullConsumer {
 	t.Helper()
-	pc, err := NewPullConsumer(group, consumerOpts(t, g, name, opts...)...)
+	pc, err := NewPullConsumer(group, pullOpts(t, g, name, opts...)...)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -78,8 +78,8 @@ func TestPushOrderly(t *testing.T) {
 	o := newOrderChecker(t)
 	o.failOnce["m-5"] = true
 	o.retried["m-5"] = -1
-	opts := []Option{WithOrderly(), WithConsumeFrom(ConsumeFromFirst()), WithOrderlySuspend(100 * time.Millisecond), WithConsumeBatchSize(2)}
-	a, err := NewPushConsumer("cg-ord", consumerOpts(t, g, "oa", opts...)...)
+	opts := []PushConsumerOpt{WithOrderly(), WithConsumeFrom(ConsumeFromFirst()), WithOrderlySuspend(100 * time.Millisecond), WithConsumeBatchSize(2)}
+	a, err := NewPushConsumer("cg-ord", pushOpts(t, g, "oa", opts...)...)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -23,7 +23,7 @@ type fakeServer struct {
 	routeCalls atomic.Int32
 
 	mu         sync.Mutex
-	heartbeats []heartbeatData
+	heartbeats []protocol.HeartbeatData
 }
 
 func startFake(t *testing.T) *fakeServer {
@@ -68,7 +68,7 @@ func fakeCluster(t *testing.T, codes ...int16) (ns, broker *fakeServer, sends *a
 		return resp
 	})
 	broker.srv.HandleFunc(remoting.ReqHeartBeat, func(_ context.Context, _ *remoting.Conn, req *remoting.Command) *remoting.Command {
-		var hb heartbeatData
+		var hb protocol.HeartbeatData
 		if err := json.Unmarshal(req.Body, &hb); err == nil {
 			broker.mu.Lock()
 			broker.heartbeats = append(broker.heartbeats, hb)
@@ -93,7 +93,7 @@ func fakeCluster(t *testing.T, codes ...int16) (ns, broker *fakeServer, sends *a
 // the default two retries; a first name server that is down is skipped.
 func TestProducerRetriesRetriable(t *testing.T) {
 	ns, _, sends := fakeCluster(t, remoting.ResSystemBusy, remoting.ResSystemBusy)
-	p, err := NewProducer(WithNameServers("127.0.0.1:1", ns.addr), WithLogger(testLogger(t)))
+	p, err := NewProducer("pg-test", WithNameServers("127.0.0.1:1", ns.addr), WithLogger(testLogger(t)))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -120,7 +120,7 @@ func TestProducerRetryBudget(t *testing.T) {
 		retriable bool
 	}{{remoting.ResNoPermission, 3, true}, {remoting.ResMessageIllegal, 1, false}} {
 		ns, _, sends := fakeCluster(t, c.code, c.code, c.code, c.code)
-		p, err := NewProducer(WithNameServers(ns.addr), WithLogger(testLogger(t)))
+		p, err := NewProducer("pg-test", WithNameServers(ns.addr), WithLogger(testLogger(t)))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -141,7 +141,7 @@ func TestProducerRetryBudget(t *testing.T) {
 // route for auto-creation, fails with ErrNoRoute once the send timeout ends.
 func TestProducerNoRoute(t *testing.T) {
 	ns, _, _ := fakeCluster(t)
-	p, err := NewProducer(WithNameServers(ns.addr), WithSendTimeout(300*time.Millisecond), WithLogger(testLogger(t)))
+	p, err := NewProducer("pg-test", WithNameServers(ns.addr), WithSendTimeout(300*time.Millisecond), WithLogger(testLogger(t)))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -160,7 +160,7 @@ func TestProducerNoRoute(t *testing.T) {
 // route is fetched again periodically.
 func TestProducerHeartbeatAndRefresh(t *testing.T) {
 	ns, broker, _ := fakeCluster(t)
-	p, err := NewProducer(WithNameServers(ns.addr), WithGroup("pg-hb"), WithInstanceName("hb"),
+	p, err := NewProducer("pg-hb", WithNameServers(ns.addr), WithInstanceName("hb"),
 		WithHeartbeatInterval(50*time.Millisecond), WithRouteRefreshInterval(50*time.Millisecond), WithLogger(testLogger(t)))
 	if err != nil {
 		t.Fatal(err)

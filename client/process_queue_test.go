@@ -38,7 +38,7 @@ func TestProcessQueueCommitOffset(t *testing.T) {
 
 // TestProcessQueueFull: count, bytes and span each pause pulling.
 func TestProcessQueueFull(t *testing.T) {
-	cs := defaultConsumerSettings()
+	cs := defaultConsumerConfig("cg-full")
 	cs.maxMsgs, cs.maxBytes, cs.maxSpan = 3, 10, 5
 	pq := newProcessQueue(0)
 	pq.add([]*message.MessageExt{extAt(0, "a"), extAt(1, "b")}, 2)
@@ -83,10 +83,10 @@ func TestPushFlowControl(t *testing.T) {
 		WithPullThresholds(10, 1<<20, 2000), WithPullBatchSize(8), WithConsumeGoroutines(2))
 	t.Cleanup(func() { once.Do(func() { close(release) }) })
 	cached := func() int {
-		pc.b.mu.Lock()
-		defer pc.b.mu.Unlock()
+		pc.gm.mu.Lock()
+		defer pc.gm.mu.Unlock()
 		n := 0
-		for mq, qs := range pc.b.queues {
+		for mq, qs := range pc.gm.queues {
 			if mq.Topic == "fc" {
 				qs.pq.mu.Lock()
 				n += len(qs.pq.msgs)
@@ -96,10 +96,10 @@ func TestPushFlowControl(t *testing.T) {
 		return n
 	}
 	full := func() bool {
-		pc.b.mu.Lock()
-		defer pc.b.mu.Unlock()
-		for mq, qs := range pc.b.queues {
-			if mq.Topic == "fc" && qs.pq.full(&pc.b.cs) {
+		pc.gm.mu.Lock()
+		defer pc.gm.mu.Unlock()
+		for mq, qs := range pc.gm.queues {
+			if mq.Topic == "fc" && qs.pq.full(pc.gm.cfg) {
 				return true
 			}
 		}
@@ -109,9 +109,9 @@ func TestPushFlowControl(t *testing.T) {
 	waitFor(t, 10*time.Second, "the process queue to fill", full)
 	// A long poll would wake at once for these if the queue were pulled.
 	sendN(t, p, "fc", "b", 40, nil)
-	pc.b.mu.Lock()
-	pq := pc.b.queues[MessageQueue{"fc", "broker-a", 0}].pq
-	pc.b.mu.Unlock()
+	pc.gm.mu.Lock()
+	pq := pc.gm.queues[MessageQueue{"fc", "broker-a", 0}].pq
+	pc.gm.mu.Unlock()
 	pq.mu.Lock()
 	n := len(pq.msgs)
 	pq.mu.Unlock()

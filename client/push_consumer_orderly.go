@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/raftmq/raftmq/message"
+	"github.com/raftmq/raftmq/protocol"
 	"github.com/raftmq/raftmq/remoting"
 )
 
@@ -28,55 +29,28 @@ const (
 	releaseWait = time.Second
 )
 
-// WithOrderly consumes each queue in order, one batch at a time, holding
-// its broker lock in clustering; a handler's ConsumeRetryLater suspends the
-// queue (WithOrderlySuspend) and consumes the same messages again, with
-// reconsumeTimes+1, until WithMaxReconsumeTimes, after which they go to the
-// broker's %DLQ%group. Default off (concurrent).
-func WithOrderly() Option { return consumerOption(func(cs *consumerSettings) { cs.orderly = true }) }
-
-// WithOrderlySuspend sets how long an orderly queue pauses after its
-// handler asked for a retry. Default 1 s.
-func WithOrderlySuspend(d time.Duration) Option {
-	return consumerOption(func(cs *consumerSettings) { cs.suspendQueue = d })
-}
-
-// lockBatchBody is the body of LOCK_BATCH_MQ and UNLOCK_BATCH_MQ.
-type lockBatchBody struct {
-	ConsumerGroup string        `json:"consumerGroup"`
-	ClientID      string        `json:"clientId"`
-	MQSet         []lockQueueMQ `json:"mqSet"`
-}
-
-// lockQueueMQ is a queue as lock bodies name it (RocketMQ's MessageQueue).
-type lockQueueMQ struct {
-	Topic      string `json:"topic"`
-	BrokerName string `json:"brokerName"`
-	QueueID    int32  `json:"queueId"`
-}
-
 // setupOrderly installs the lock hooks (clustering) on the base.
 func (p *PushConsumer) setupOrderly() {
-	b := p.b
-	if b.cs.model != Clustering {
+	gm := p.gm
+	if gm.cfg.model != Clustering {
 		return
 	}
-	b.lockNew = func(ctx context.Context, mqs []MessageQueue) []MessageQueue { return p.lockQueues(ctx, mqs) }
-	b.unlockGone = p.unlockQueues
-	b.pullable = lockValid
+	gm.lockNew = func(ctx context.Context, mqs []MessageQueue) []MessageQueue { return p.lockQueues(ctx, mqs) }
+	gm.unlockGone = p.unlockQueues
+	gm.pullable = lockValid
 	p.relock = make(chan struct{}, 1)
 	leaders := map[string]string{}
-	b.c.onRoute(func(r *Route) {
+	gm.c.onRoute(func(r *Route) {
 		// A new leader has none of the locks: take them again at once.
 		changed := false
-		b.mu.Lock()
+		gm.mu.Lock()
 		for _, bd := range r.Data.BrokerDatas {
 			if l := bd.BrokerAddrs[0]; l != "" && leaders[bd.BrokerName] != l {
 				changed = changed || leaders[bd.BrokerName] != ""
 				leaders[bd.BrokerName] = l
 			}
 		}
-		b.mu.Unlock()
+		gm.mu.Unlock()
 		if changed {
 			select {
 			case p.relock <- struct{}{}:
@@ -89,20 +63,20 @@ func (p *PushConsumer) setupOrderly() {
 // runLockRenewal renews every assigned queue's lock every 20 s and when a
 // broker group changed leader.
 func (p *PushConsumer) runLockRenewal() {
-	b := p.b
-	b.loops.Add(1)
+	gm := p.gm
+	gm.loops.Add(1)
 	go func() {
-		defer b.loops.Done()
+		defer gm.loops.Done()
 		t := time.NewTicker(lockRenewInterval)
 		defer t.Stop()
 		for {
 			select {
-			case <-b.stop:
+			case <-gm.stop:
 				return
 			case <-t.C:
 			case <-p.relock:
 			}
-			ctx, cancel := context.WithTimeout(b.runCtx, b.cfg.requestTimeout)
+			ctx, cancel := context.WithTimeout(gm.runCtx, gm.cfg.requestTimeout)
 			p.renewLocks(ctx)
 			cancel()
 		}
@@ -121,7 +95,7 @@ func (p *PushConsumer) lockQueues(ctx context.Context, mqs []MessageQueue) []Mes
 	for _, group := range groupByBroker(mqs) {
 		got, err := p.lockCall(ctx, remoting.ReqLockBatchMQ, group)
 		if err != nil {
-			p.b.c.log.Debug("lock queues", "broker", group[0].BrokerName, "error", err)
+			p.gm.c.log.Debug("lock queues", "broker", group[0].BrokerName, "error", err)
 			continue
 		}
 		granted = append(granted, got...)
@@ -132,13 +106,13 @@ func (p *PushConsumer) lockQueues(ctx context.Context, mqs []MessageQueue) []Mes
 // renewLocks renews the locks of the assigned queues; a queue whose lock
 // went to another consumer stops being pulled and consumed.
 func (p *PushConsumer) renewLocks(ctx context.Context) {
-	b := p.b
-	b.mu.Lock()
+	gm := p.gm
+	gm.mu.Lock()
 	queues := map[MessageQueue]*queueState{}
-	for mq, qs := range b.queues {
+	for mq, qs := range gm.queues {
 		queues[mq] = qs
 	}
-	b.mu.Unlock()
+	gm.mu.Unlock()
 	for _, group := range groupByBroker(slices.Collect(maps.Keys(queues))) {
 		got, err := p.lockCall(ctx, remoting.ReqLockBatchMQ, group)
 		if err != nil {
@@ -166,15 +140,15 @@ func (p *PushConsumer) unlockQueues(ctx context.Context, gone []*queueState) {
 		case qs.serial <- struct{}{}: // held for good: the queue is gone
 			free = append(free, qs)
 		case <-t.C:
-			p.b.c.log.Warn("orderly queue still consuming; its lock will expire", "queue", qs.mq.String())
+			p.gm.c.log.Warn("orderly queue still consuming; its lock will expire", "queue", qs.mq.String())
 		}
 		t.Stop()
 	}
 	if len(free) == 0 {
 		return
 	}
-	if err := p.b.commit(ctx, free); err != nil {
-		p.b.c.log.Warn("commit before unlock", "error", err)
+	if err := p.gm.commit(ctx, free); err != nil {
+		p.gm.c.log.Warn("commit before unlock", "error", err)
 	}
 	var mqs []MessageQueue
 	for _, qs := range free {
@@ -183,7 +157,7 @@ func (p *PushConsumer) unlockQueues(ctx context.Context, gone []*queueState) {
 	}
 	for _, group := range groupByBroker(mqs) {
 		if _, err := p.lockCall(ctx, remoting.ReqUnlockBatchMQ, group); err != nil {
-			p.b.c.log.Debug("unlock queues", "error", err)
+			p.gm.c.log.Debug("unlock queues", "error", err)
 		}
 	}
 }
@@ -191,21 +165,15 @@ func (p *PushConsumer) unlockQueues(ctx context.Context, gone []*queueState) {
 // lockCall sends LOCK_BATCH_MQ or UNLOCK_BATCH_MQ for mqs, all of one
 // broker group, to its leader; for a lock it returns the queues granted.
 func (p *PushConsumer) lockCall(ctx context.Context, code int16, mqs []MessageQueue) ([]MessageQueue, error) {
-	body := lockBatchBody{ConsumerGroup: p.b.cfg.group, ClientID: p.b.c.clientID}
-	for _, mq := range mqs {
-		body.MQSet = append(body.MQSet, lockQueueMQ(mq))
-	}
-	raw, err := json.Marshal(body)
+	raw, err := json.Marshal(lockRequest(p.gm.cfg.group, p.gm.c.clientID, mqs))
 	if err != nil {
 		return nil, err
 	}
-	resp, err := p.b.callLeader(ctx, mqs[0], remoting.NewRequest(code, nil, raw))
+	resp, err := p.gm.callLeader(ctx, mqs[0], remoting.NewRequest(code, nil, raw))
 	if err != nil || code != remoting.ReqLockBatchMQ {
 		return nil, err
 	}
-	var ans struct {
-		LockOKMQSet []lockQueueMQ `json:"lockOKMQSet"`
-	}
+	var ans protocol.LockBatchResponse
 	if err := json.Unmarshal(resp.Body, &ans); err != nil {
 		return nil, err
 	}
@@ -214,6 +182,15 @@ func (p *PushConsumer) lockCall(ctx context.Context, code int16, mqs []MessageQu
 		out = append(out, MessageQueue(q))
 	}
 	return out, nil
+}
+
+// lockRequest is the body of LOCK_BATCH_MQ and UNLOCK_BATCH_MQ.
+func lockRequest(group, clientID string, mqs []MessageQueue) protocol.LockBatchRequest {
+	body := protocol.LockBatchRequest{ConsumerGroup: group, ClientID: clientID}
+	for _, mq := range mqs {
+		body.MQSet = append(body.MQSet, protocol.MessageQueue(mq))
+	}
+	return body
 }
 
 // groupByBroker splits mqs by broker group, in a stable order.
@@ -256,11 +233,11 @@ func (p *PushConsumer) drainOrderly(qs *queueState) bool {
 		if qs.pq.isDropped() || p.stopping.Load() {
 			return false
 		}
-		if p.b.pullable != nil && !p.b.pullable(qs) {
+		if p.gm.pullable != nil && !p.gm.pullable(qs) {
 			p.later(qs, lockWait)
 			return false
 		}
-		msgs := qs.pq.head(p.b.cs.batchSize)
+		msgs := qs.pq.head(p.cfg.batchSize)
 		if len(msgs) == 0 {
 			return true
 		}
@@ -272,7 +249,7 @@ func (p *PushConsumer) drainOrderly(qs *queueState) bool {
 		for _, m := range msgs {
 			m.ReconsumeTimes++
 		}
-		p.later(qs, p.b.cs.suspendQueue)
+		p.later(qs, p.cfg.suspendQueue)
 		return false
 	}
 }
@@ -281,7 +258,7 @@ func (p *PushConsumer) drainOrderly(qs *queueState) bool {
 // (the broker moves them to %DLQ%group) and reports whether all went.
 func (p *PushConsumer) deadLetter(qs *queueState, msgs []*message.MessageExt) bool {
 	for _, m := range msgs {
-		if int(m.ReconsumeTimes) < p.b.cs.maxReconsume {
+		if int(m.ReconsumeTimes) < p.cfg.maxReconsume {
 			return false
 		}
 	}

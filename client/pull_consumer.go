@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/raftmq/raftmq/message"
+	"github.com/raftmq/raftmq/protocol"
 )
 
 // PullConsumer hands pulled messages to the application, which asks for
@@ -20,7 +21,7 @@ import (
 // brokers, in broadcasting in the local file). Commits are explicit only:
 // Close does not commit.
 type PullConsumer struct {
-	b       *consumerBase
+	gm      *groupMember
 	fetched chan fetchedBatch
 }
 
@@ -34,59 +35,64 @@ type fetchedBatch struct {
 // loops block.
 const fetchedBuffer = 16
 
-// NewPullConsumer returns a pull consumer of group configured by opts. It
-// does no I/O.
-func NewPullConsumer(group string, opts ...Option) (*PullConsumer, error) {
-	b, err := newConsumerBase(group, opts, true, "pull-consumer")
+// NewPullConsumer returns a pull consumer of group configured by opts; an
+// empty or invalid group (protocol.ValidateGroup) is an ErrInvalidOption.
+// It does no I/O.
+func NewPullConsumer(group string, opts ...PullConsumerOpt) (*PullConsumer, error) {
+	cfg, err := newPullConfig(group, opts)
 	if err != nil {
 		return nil, err
 	}
-	p := &PullConsumer{b: b, fetched: make(chan fetchedBatch, fetchedBuffer)}
-	b.deliver = p.deliver
+	gm, err := newGroupMember(&cfg.consumerConfig, true, "pull-consumer")
+	if err != nil {
+		return nil, err
+	}
+	p := &PullConsumer{gm: gm, fetched: make(chan fetchedBatch, fetchedBuffer)}
+	gm.deliver = p.deliver
 	return p, nil
 }
 
 // ClientID is the consumer's client id (ip@instance).
-func (p *PullConsumer) ClientID() string { return p.b.c.clientID }
+func (p *PullConsumer) ClientID() string { return p.gm.c.clientID }
 
 // Subscribe consumes topic's messages whose tag matches expr ("*" or ""
 // for all, "A || B"), on the queues the group's rebalance gives this
 // consumer. Call it before Start; it cannot be combined with Assign.
 func (p *PullConsumer) Subscribe(topic, expr string) error {
-	p.b.mu.Lock()
-	fixed := p.b.fixed
-	p.b.mu.Unlock()
+	p.gm.mu.Lock()
+	fixed := p.gm.fixed
+	p.gm.mu.Unlock()
 	if fixed {
 		return fmt.Errorf("%w: Subscribe after Assign", ErrInvalidOption)
 	}
-	return p.b.subscribe(topic, expr, nil)
+	return p.gm.subscribe(topic, expr, nil)
 }
 
 // Assign consumes exactly queues, without rebalance, each from its
 // committed offset (else WithConsumeFrom). Call it before Start; it cannot
 // be combined with Subscribe.
 func (p *PullConsumer) Assign(queues ...MessageQueue) error {
-	b := p.b
-	b.mu.Lock()
-	defer b.mu.Unlock()
+	gm := p.gm
+	gm.mu.Lock()
+	defer gm.mu.Unlock()
 	switch {
-	case b.started:
+	case gm.started:
 		return ErrStarted
-	case len(b.subs) > 0 && !b.fixed:
+	case len(gm.subs) > 0 && !gm.fixed:
 		return fmt.Errorf("%w: Assign after Subscribe", ErrInvalidOption)
 	case len(queues) == 0:
 		return fmt.Errorf("%w: no queue", ErrInvalidOption)
 	}
-	b.fixed = true
+	gm.fixed = true
 	for _, q := range queues {
-		if _, ok := b.subs[q.Topic]; !ok {
-			s, err := parseSubscription(q.Topic, "*")
+		if _, ok := gm.subs[q.Topic]; !ok {
+			s, err := parseSubscription(q.Topic, protocol.SubAll)
 			if err != nil {
 				return err
 			}
-			b.subs[q.Topic] = s
+			gm.subs[q.Topic] = s
 		}
-		b.pending = append(b.pending, q)
+		gm.pending = append(gm.pending, q)
 	}
 	return nil
 }
@@ -94,7 +100,7 @@ func (p *PullConsumer) Assign(queues ...MessageQueue) error {
 // Start fetches the routes (ErrNoRoute for an unknown topic), heartbeats
 // the brokers and starts pulling.
 func (p *PullConsumer) Start(ctx context.Context) error {
-	if err := p.b.start(ctx); err != nil {
+	if err := p.gm.start(ctx); err != nil {
 		_ = p.Close(ctx)
 		return err
 	}
@@ -102,7 +108,7 @@ func (p *PullConsumer) Start(ctx context.Context) error {
 }
 
 // Assignment returns the queues this consumer currently pulls, sorted.
-func (p *PullConsumer) Assignment() []MessageQueue { return p.b.assignment() }
+func (p *PullConsumer) Assignment() []MessageQueue { return p.gm.assignment() }
 
 // Poll returns the next batch pulled from one queue (at most
 // WithPullBatchSize messages), waiting for one until ctx is done. The
@@ -114,9 +120,9 @@ func (p *PullConsumer) Poll(ctx context.Context) ([]*message.MessageExt, error) 
 
 // PollQueue is Poll also returning the batch's queue (for Seek).
 func (p *PullConsumer) PollQueue(ctx context.Context) (MessageQueue, []*message.MessageExt, error) {
-	p.b.mu.Lock()
-	started, closed := p.b.started, p.b.closed
-	p.b.mu.Unlock()
+	p.gm.mu.Lock()
+	started, closed := p.gm.started, p.gm.closed
+	p.gm.mu.Unlock()
 	switch {
 	case closed:
 		return MessageQueue{}, nil, ErrClosed
@@ -133,7 +139,7 @@ func (p *PullConsumer) PollQueue(ctx context.Context) (MessageQueue, []*message.
 			return fb.qs.mq, fb.msgs, nil
 		case <-ctx.Done():
 			return MessageQueue{}, nil, ctx.Err()
-		case <-p.b.stop:
+		case <-p.gm.stop:
 			return MessageQueue{}, nil, ErrClosed
 		}
 	}
@@ -141,9 +147,9 @@ func (p *PullConsumer) PollQueue(ctx context.Context) (MessageQueue, []*message.
 
 // Commit stores the position of every assigned queue.
 func (p *PullConsumer) Commit(ctx context.Context) error {
-	ctx, cancel := withTimeout(ctx, p.b.cfg.requestTimeout)
+	ctx, cancel := withTimeout(ctx, p.gm.cfg.requestTimeout)
 	defer cancel()
-	return p.b.commit(ctx, nil)
+	return p.gm.commit(ctx, nil)
 }
 
 // Seek moves queue's position to offset: the next Poll of that queue
@@ -153,15 +159,15 @@ func (p *PullConsumer) Seek(queue MessageQueue, offset int64) error {
 	if offset < 0 {
 		return fmt.Errorf("%w: negative offset", ErrInvalidOption)
 	}
-	b := p.b
-	b.mu.Lock()
-	old, ok := b.queues[queue]
-	if !ok || b.closed {
-		b.mu.Unlock()
+	gm := p.gm
+	gm.mu.Lock()
+	old, ok := gm.queues[queue]
+	if !ok || gm.closed {
+		gm.mu.Unlock()
 		return fmt.Errorf("%w: %s", ErrQueueNotAssigned, queue)
 	}
-	b.queues[queue] = b.startQueue(queue, offset, old.epoch+1)
-	b.mu.Unlock()
+	gm.queues[queue] = gm.startQueue(queue, offset, old.epoch+1)
+	gm.mu.Unlock()
 	old.cancel()
 	old.pq.drop()
 	<-old.done
@@ -171,7 +177,7 @@ func (p *PullConsumer) Seek(queue MessageQueue, offset int64) error {
 // SeekTimestamp moves queue's position to the first message stored at or
 // after t (SEARCH_OFFSET_BY_TIMESTAMP).
 func (p *PullConsumer) SeekTimestamp(ctx context.Context, queue MessageQueue, t time.Time) error {
-	off, err := p.b.searchOffset(ctx, queue, t)
+	off, err := p.gm.searchOffset(ctx, queue, t)
 	if err != nil {
 		return err
 	}
@@ -180,7 +186,7 @@ func (p *PullConsumer) SeekTimestamp(ctx context.Context, queue MessageQueue, t 
 
 // Close stops pulling and closes the connections. It does not commit.
 func (p *PullConsumer) Close(ctx context.Context) error {
-	err := p.b.shutdown(ctx, nil)
+	err := p.gm.shutdown(ctx, nil)
 	if errors.Is(err, ErrClosed) {
 		return nil
 	}

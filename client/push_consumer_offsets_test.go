@@ -39,7 +39,7 @@ func TestPushOffsetsCommittedOnClose(t *testing.T) {
 	p := startProducer(t, g)
 	old := sendN(t, p, "oc", "old", 30, nil)
 	c1 := newCollector()
-	pc, err := NewPushConsumer("cg-oc", consumerOpts(t, g, "one", WithCommitInterval(time.Hour), WithConsumeFrom(ConsumeFromFirst()))...)
+	pc, err := NewPushConsumer("cg-oc", pushOpts(t, g, "one", WithCommitInterval(time.Hour), WithConsumeFrom(ConsumeFromFirst()))...)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -110,11 +110,11 @@ func TestPushConsumeFrom(t *testing.T) {
 	for _, tc := range cases {
 		c := newCollector()
 		cs = append(cs, c)
-		pc, err := NewPushConsumer("cg-cf-"+tc.name, consumerOpts(t, g, tc.name, WithConsumeFrom(tc.from))...)
+		pc, err := NewPushConsumer("cg-cf-"+tc.name, pushOpts(t, g, tc.name, WithConsumeFrom(tc.from))...)
 		if err != nil {
 			t.Fatal(err)
 		}
-		pc.b.store = notFoundStore{pc.b.store}
+		pc.gm.store = notFoundStore{pc.gm.store}
 		if err := pc.Subscribe("cf", "*", c.handler); err != nil {
 			t.Fatal(err)
 		}
@@ -125,9 +125,9 @@ func TestPushConsumeFrom(t *testing.T) {
 		waitFor(t, 10*time.Second, tc.name+" assignment", func() bool { return len(queuesOf(pc.Assignment(), "cf")) == 2 })
 		// Every queue's start offset is resolved before its first pull.
 		waitFor(t, 10*time.Second, tc.name+" start offsets", func() bool {
-			pc.b.mu.Lock()
-			defer pc.b.mu.Unlock()
-			for mq, qs := range pc.b.queues {
+			pc.gm.mu.Lock()
+			defer pc.gm.mu.Unlock()
+			for mq, qs := range pc.gm.queues {
 				if mq.Topic == "cf" && qs.pq.commitOffset() == 0 && tc.name == "last" {
 					return false
 				}
@@ -190,7 +190,7 @@ func testPushRetry(t *testing.T, local bool) {
 		c.add(msgs)
 		return ConsumeSuccess
 	}
-	pc, err := NewPushConsumer("cg-rt", consumerOpts(t, g, "r", WithConsumeFrom(ConsumeFromFirst()))...)
+	pc, err := NewPushConsumer("cg-rt", pushOpts(t, g, "r", WithConsumeFrom(ConsumeFromFirst()))...)
 	if err != nil {
 		t.Fatal(err)
 	}

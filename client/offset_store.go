@@ -10,6 +10,7 @@ import (
 	"strconv"
 	"sync"
 
+	"github.com/raftmq/raftmq/protocol"
 	"github.com/raftmq/raftmq/remoting"
 )
 
@@ -27,23 +28,23 @@ type offsetStore interface {
 // remoteOffsetStore keeps offsets on the leader of each queue's broker
 // group (QUERY_CONSUMER_OFFSET, UPDATE_CONSUMER_OFFSET).
 type remoteOffsetStore struct {
-	b *consumerBase
+	gm *groupMember
 
 	mu   sync.Mutex
 	last map[MessageQueue]int64
 }
 
-func newRemoteOffsetStore(b *consumerBase) *remoteOffsetStore {
-	return &remoteOffsetStore{b: b, last: map[MessageQueue]int64{}}
+func newRemoteOffsetStore(gm *groupMember) *remoteOffsetStore {
+	return &remoteOffsetStore{gm: gm, last: map[MessageQueue]int64{}}
 }
 
-func offsetExt(group string, mq MessageQueue) map[string]string {
-	return map[string]string{"consumerGroup": group, "topic": mq.Topic, "queueId": strconv.Itoa(int(mq.QueueID))}
+func (s *remoteOffsetStore) header(mq MessageQueue) protocol.ConsumerOffsetHeader {
+	return protocol.ConsumerOffsetHeader{ConsumerGroup: s.gm.cfg.group, Topic: mq.Topic, QueueID: mq.QueueID}
 }
 
 func (s *remoteOffsetStore) read(ctx context.Context, mq MessageQueue) (int64, bool, error) {
-	req := remoting.NewRequest(remoting.ReqQueryConsumerOffset, offsetExt(s.b.cfg.group, mq), nil)
-	resp, err := s.b.callLeader(ctx, mq, req)
+	req := remoting.NewRequest(remoting.ReqQueryConsumerOffset, s.header(mq).Ext(false), nil)
+	resp, err := s.gm.callLeader(ctx, mq, req)
 	var e *Error
 	if errors.As(err, &e) && e.Code == remoting.ResQueryNotFound {
 		return 0, false, nil
@@ -70,9 +71,9 @@ func (s *remoteOffsetStore) persist(ctx context.Context, offs map[MessageQueue]i
 		if seen && prev == off {
 			continue
 		}
-		ext := offsetExt(s.b.cfg.group, mq)
-		ext["commitOffset"] = strconv.FormatInt(off, 10)
-		if _, err := s.b.callLeader(ctx, mq, remoting.NewRequest(remoting.ReqUpdateConsumerOffset, ext, nil)); err != nil {
+		h := s.header(mq)
+		h.CommitOffset = off
+		if _, err := s.gm.callLeader(ctx, mq, remoting.NewRequest(remoting.ReqUpdateConsumerOffset, h.Ext(true), nil)); err != nil {
 			errs = append(errs, err)
 			continue
 		}

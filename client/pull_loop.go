@@ -8,14 +8,8 @@ import (
 	"time"
 
 	"github.com/raftmq/raftmq/message"
+	"github.com/raftmq/raftmq/protocol"
 	"github.com/raftmq/raftmq/remoting"
-)
-
-// Pull sysFlag bits (RocketMQ's PullSysFlag). Frozen.
-const (
-	pullFlagCommitOffset = 1 << 0
-	pullFlagSuspend      = 1 << 1
-	pullFlagSubscription = 1 << 2
 )
 
 const (
@@ -33,62 +27,46 @@ const (
 )
 
 // startQueue starts the pull loop of mq from offset, or from the stored
-// (else the ConsumeFrom) offset when offset is negative. b.mu is held.
-func (b *consumerBase) startQueue(mq MessageQueue, offset int64, epoch uint64) *queueState {
-	ctx, cancel := context.WithCancel(b.runCtx)
+// (else the ConsumeFrom) offset when offset is negative. gm.mu is held.
+func (gm *groupMember) startQueue(mq MessageQueue, offset int64, epoch uint64) *queueState {
+	ctx, cancel := context.WithCancel(gm.runCtx)
 	qs := &queueState{mq: mq, pq: newProcessQueue(max(offset, 0)), epoch: epoch, cancel: cancel, done: make(chan struct{}),
 		serial: make(chan struct{}, 1)}
-	b.pulls.Add(1)
+	gm.pulls.Add(1)
 	go func() {
-		defer b.pulls.Done()
+		defer gm.pulls.Done()
 		defer close(qs.done)
-		b.runQueue(ctx, qs, offset)
+		gm.runQueue(ctx, qs, offset)
 	}()
 	return qs
 }
 
 // runQueue is one queue's pull loop: long-poll PULL_MESSAGE, hand what it
 // finds to deliver, pause while the process queue is full.
-func (b *consumerBase) runQueue(ctx context.Context, qs *queueState, offset int64) {
-	for offset < 0 {
-		off, err := b.initialOffset(ctx, qs.mq)
-		if err == nil {
-			offset = off
-			qs.pq.setNext(off)
-			break
-		}
-		b.c.log.Warn("queue start offset", "queue", qs.mq.String(), "error", err)
-		wait := pullErrorBackoff
-		if isFailover(err) {
-			wait = failoverBackoff
-		}
-		if sleepCtx(ctx, wait) != nil {
-			return
-		}
+func (gm *groupMember) runQueue(ctx context.Context, qs *queueState, offset int64) {
+	offset, ok := gm.startOffset(ctx, qs, offset)
+	if !ok {
+		return
 	}
 	node := 0
 	for ctx.Err() == nil {
-		if b.pullable != nil && !b.pullable(qs) {
+		if gm.pullable != nil && !gm.pullable(qs) {
 			if sleepCtx(ctx, lockWait) != nil {
 				return
 			}
 			continue
 		}
-		if qs.pq.full(&b.cs) {
+		if qs.pq.full(gm.cfg) {
 			waitChanged(ctx, qs.pq.changed, flowControlWait)
 			continue
 		}
-		next, err := b.pullOnce(ctx, qs, offset, &node)
+		next, err := gm.pullOnce(ctx, qs, offset, &node)
 		if err != nil {
 			if ctx.Err() != nil {
 				return
 			}
-			wait := pullErrorBackoff
-			if isFailover(err) || errors.Is(err, errMovedByFollower) {
-				wait = failoverBackoff
-			}
-			b.c.log.Debug("pull failed", "queue", qs.mq.String(), "error", err)
-			if sleepCtx(ctx, wait) != nil {
+			gm.c.log.Debug("pull failed", "queue", qs.mq.String(), "error", err)
+			if sleepCtx(ctx, pullBackoff(err)) != nil {
 				return
 			}
 			continue
@@ -97,20 +75,46 @@ func (b *consumerBase) runQueue(ctx context.Context, qs *queueState, offset int6
 	}
 }
 
+// startOffset returns offset or, when it is negative, where qs starts
+// (initialOffset), asking again after failures; false once ctx is done.
+func (gm *groupMember) startOffset(ctx context.Context, qs *queueState, offset int64) (int64, bool) {
+	for offset < 0 {
+		off, err := gm.initialOffset(ctx, qs.mq)
+		if err == nil {
+			qs.pq.setNext(off)
+			return off, true
+		}
+		gm.c.log.Warn("queue start offset", "queue", qs.mq.String(), "error", err)
+		if sleepCtx(ctx, pullBackoff(err)) != nil {
+			return offset, false
+		}
+	}
+	return offset, true
+}
+
+// pullBackoff is how long a queue waits after a failed pull or offset
+// lookup: briefly while its group fails over, else pullErrorBackoff.
+func pullBackoff(err error) time.Duration {
+	if isFailover(err) || errors.Is(err, errMovedByFollower) {
+		return failoverBackoff
+	}
+	return pullErrorBackoff
+}
+
 // pullOnce pulls mq from offset once and returns the next offset. node
 // picks the address (leader first); it moves on after a failover error.
-func (b *consumerBase) pullOnce(ctx context.Context, qs *queueState, offset int64, node *int) (int64, error) {
-	addrs, err := b.leaderAddrs(ctx, qs.mq)
+func (gm *groupMember) pullOnce(ctx context.Context, qs *queueState, offset int64, node *int) (int64, error) {
+	addrs, err := gm.leaderAddrs(ctx, qs.mq)
 	if err != nil {
 		return offset, err
 	}
 	addr := addrs[*node%len(addrs)]
-	pctx, cancel := context.WithTimeout(ctx, b.cs.suspend+b.cfg.requestTimeout+5*time.Second)
+	pctx, cancel := context.WithTimeout(ctx, gm.cfg.suspend+gm.cfg.requestTimeout+5*time.Second)
 	defer cancel()
-	resp, err := b.c.invoke(pctx, addr, b.pullRequest(qs, offset))
+	resp, err := gm.c.invoke(pctx, addr, gm.pullRequest(qs, offset))
 	if err != nil {
 		*node++
-		_, _ = b.c.routes.refresh(ctx, qs.mq.Topic)
+		_, _ = gm.c.routes.refresh(ctx, qs.mq.Topic)
 		return offset, err
 	}
 	next, perr := strconv.ParseInt(resp.ExtFields["nextBeginOffset"], 10, 64)
@@ -119,31 +123,37 @@ func (b *consumerBase) pullOnce(ctx context.Context, qs *queueState, offset int6
 		if perr != nil {
 			return offset, fmt.Errorf("client: pull %s: bad nextBeginOffset", qs.mq)
 		}
-		return next, b.found(ctx, qs, resp, next)
+		return next, gm.found(ctx, qs, resp, next)
 	case remoting.ResPullNotFound, remoting.ResPullRetryImmediately, remoting.ResPullOffsetMoved:
 		if perr != nil {
 			return offset, fmt.Errorf("client: pull %s: bad nextBeginOffset", qs.mq)
 		}
-		if resp.Code == remoting.ResPullOffsetMoved && next < offset && !b.isLeader(ctx, qs.mq, addr) {
-			// A node that is not (or no longer) the leader may lag, and
-			// a lagging node moves us back, to 0 even: ask the leader.
-			*node = 0
-			return offset, fmt.Errorf("%w: %s at %s", errMovedByFollower, qs.mq, addr)
-		}
-		if resp.Code == remoting.ResPullOffsetMoved {
-			b.c.log.Warn("pull offset moved", "queue", qs.mq.String(), "from", offset, "to", next)
-			qs.pq.setNext(next)
-		} else {
-			qs.pq.add(nil, next)
-		}
-		return next, nil
+		return gm.foundNothing(ctx, qs, resp.Code, offset, next, addr, node)
 	}
 	err = &Error{Code: resp.Code, Remark: resp.Remark, Request: remoting.ReqPullMessage, Addr: addr}
 	if isFailover(err) {
 		*node++
-		_, _ = b.c.routes.refresh(ctx, qs.mq.Topic)
+		_, _ = gm.c.routes.refresh(ctx, qs.mq.Topic)
 	}
 	return offset, err
+}
+
+// foundNothing takes a pull's answer without messages (code): the queue
+// goes on at next, unless a node other than the leader moved it back.
+func (gm *groupMember) foundNothing(ctx context.Context, qs *queueState, code int16, offset, next int64, addr string, node *int) (int64, error) {
+	if code == remoting.ResPullOffsetMoved && next < offset && !gm.isLeader(ctx, qs.mq, addr) {
+		// A node that is not (or no longer) the leader may lag, and
+		// a lagging node moves us back, to 0 even: ask the leader.
+		*node = 0
+		return offset, fmt.Errorf("%w: %s at %s", errMovedByFollower, qs.mq, addr)
+	}
+	if code == remoting.ResPullOffsetMoved {
+		gm.c.log.Warn("pull offset moved", "queue", qs.mq.String(), "from", offset, "to", next)
+		qs.pq.setNext(next)
+	} else {
+		qs.pq.add(nil, next)
+	}
+	return next, nil
 }
 
 // errMovedByFollower: a node other than the leader answered
@@ -152,8 +162,8 @@ var errMovedByFollower = errors.New("client: offset moved back by a non-leader")
 
 // isLeader reports whether addr is the leader of mq's group in the
 // freshly refreshed route.
-func (b *consumerBase) isLeader(ctx context.Context, mq MessageQueue, addr string) bool {
-	r, err := b.c.routes.refresh(ctx, mq.Topic)
+func (gm *groupMember) isLeader(ctx context.Context, mq MessageQueue, addr string) bool {
+	r, err := gm.c.routes.refresh(ctx, mq.Topic)
 	if err != nil {
 		return false
 	}
@@ -164,14 +174,14 @@ func (b *consumerBase) isLeader(ctx context.Context, mq MessageQueue, addr strin
 // found decodes a pull's messages, drops those the subscription does not
 // want (the broker filters by tag hash only), caches the rest in the
 // process queue and delivers them.
-func (b *consumerBase) found(ctx context.Context, qs *queueState, resp *remoting.Command, next int64) error {
+func (gm *groupMember) found(ctx context.Context, qs *queueState, resp *remoting.Command, next int64) error {
 	msgs, err := message.DecodeExtOpts{Decompress: true}.DecodeExts(resp.Body)
 	if err != nil {
 		return fmt.Errorf("client: pull %s: %w", qs.mq, err)
 	}
-	b.mu.Lock()
-	sub := b.subs[qs.mq.Topic]
-	b.mu.Unlock()
+	gm.mu.Lock()
+	sub := gm.subs[qs.mq.Topic]
+	gm.mu.Unlock()
 	kept := msgs[:0]
 	for _, m := range msgs {
 		m.SetProperty(message.PropertyMinOffset, resp.ExtFields["minOffset"])
@@ -182,84 +192,82 @@ func (b *consumerBase) found(ctx context.Context, qs *queueState, resp *remoting
 	}
 	qs.pq.add(kept, next)
 	if len(kept) > 0 {
-		b.deliver(ctx, qs, kept)
+		gm.deliver(ctx, qs, kept)
 	}
 	return nil
 }
 
 // pullRequest builds PULL_MESSAGE: long polling, the subscription, and, for
 // a clustering push consumer, the offset to commit.
-func (b *consumerBase) pullRequest(qs *queueState, offset int64) *remoting.Command {
-	b.mu.Lock()
-	sub := b.subs[qs.mq.Topic]
-	b.mu.Unlock()
-	expr, version := "*", int64(0)
+func (gm *groupMember) pullRequest(qs *queueState, offset int64) *remoting.Command {
+	gm.mu.Lock()
+	sub := gm.subs[qs.mq.Topic]
+	gm.mu.Unlock()
+	expr, version := protocol.SubAll, int64(0)
 	if sub != nil {
 		expr, version = sub.expr, sub.version
 	}
-	flag := int32(pullFlagSuspend | pullFlagSubscription)
+	flag := int32(protocol.PullFlagSuspend | protocol.PullFlagSubscription)
 	commit := int64(0)
-	if b.cs.model == Clustering && !b.active {
+	if gm.cfg.model == Clustering && !gm.active {
 		if commit = qs.pq.commitOffset(); commit > 0 {
-			flag |= pullFlagCommitOffset
+			flag |= protocol.PullFlagCommitOffset
 		}
 	}
-	ext := map[string]string{
-		"consumerGroup": b.cfg.group, "topic": qs.mq.Topic, "queueId": strconv.Itoa(int(qs.mq.QueueID)),
-		"queueOffset": strconv.FormatInt(offset, 10), "maxMsgNums": strconv.Itoa(b.cs.pullBatch),
-		"sysFlag": strconv.Itoa(int(flag)), "commitOffset": strconv.FormatInt(commit, 10),
-		"suspendTimeoutMillis": strconv.FormatInt(b.cs.suspend.Milliseconds(), 10),
-		"subscription":         expr, "subVersion": strconv.FormatInt(version, 10), "expressionType": "TAG",
-		"bname": qs.mq.BrokerName,
+	h := protocol.PullMessageHeader{
+		ConsumerGroup: gm.cfg.group, Topic: qs.mq.Topic, QueueID: qs.mq.QueueID, QueueOffset: offset,
+		MaxMsgNums: int32(gm.cfg.pullBatch), SysFlag: flag, CommitOffset: commit,
+		SuspendTimeoutMillis: gm.cfg.suspend.Milliseconds(), Subscription: expr, SubVersion: version,
+		ExpressionType: protocol.ExprTag, BrokerName: qs.mq.BrokerName,
 	}
-	return remoting.NewRequest(remoting.ReqPullMessage, ext, nil)
+	return remoting.NewRequest(remoting.ReqPullMessage, h.Ext(), nil)
 }
 
 // initialOffset is where a newly assigned queue starts: the stored
 // offset, else ConsumeFrom (RocketMQ's computePullFromWhere).
-func (b *consumerBase) initialOffset(ctx context.Context, mq MessageQueue) (int64, error) {
-	off, ok, err := b.store.read(ctx, mq)
+func (gm *groupMember) initialOffset(ctx context.Context, mq MessageQueue) (int64, error) {
+	off, ok, err := gm.store.read(ctx, mq)
 	if err != nil || ok {
 		return off, err
 	}
-	return b.offsetFromWhere(ctx, mq, b.cs.from)
+	return gm.offsetFromWhere(ctx, mq, gm.cfg.from)
 }
 
 // offsetFromWhere resolves from on mq: last → GET_MAX_OFFSET (0 for a
 // retry topic), first → 0 (a moved offset is corrected by the broker's
 // OFFSET_MOVED answer), timestamp → SEARCH_OFFSET_BY_TIMESTAMP.
-func (b *consumerBase) offsetFromWhere(ctx context.Context, mq MessageQueue, from ConsumeFrom) (int64, error) {
-	retry := len(mq.Topic) > len("%RETRY%") && mq.Topic[:len("%RETRY%")] == "%RETRY%"
+func (gm *groupMember) offsetFromWhere(ctx context.Context, mq MessageQueue, from ConsumeFrom) (int64, error) {
+	_, retry := protocol.RetryGroup(mq.Topic)
 	switch from.String() {
 	case ConsumeFromFirst().where:
 		return 0, nil
 	case ConsumeFromTimestamp(time.Time{}).where:
 		if retry {
-			return b.queueOffset(ctx, mq, remoting.ReqGetMaxOffset, nil)
+			return gm.queueOffset(ctx, mq, remoting.ReqGetMaxOffset, nil)
 		}
-		return b.searchOffset(ctx, mq, from.at)
+		return gm.searchOffset(ctx, mq, from.at)
 	}
 	if retry {
 		return 0, nil
 	}
-	return b.queueOffset(ctx, mq, remoting.ReqGetMaxOffset, nil)
+	return gm.queueOffset(ctx, mq, remoting.ReqGetMaxOffset, nil)
 }
 
 // searchOffset is SEARCH_OFFSET_BY_TIMESTAMP: the first offset stored at or
 // after t.
-func (b *consumerBase) searchOffset(ctx context.Context, mq MessageQueue, t time.Time) (int64, error) {
-	return b.queueOffset(ctx, mq, remoting.ReqSearchOffsetByTimestamp,
+func (gm *groupMember) searchOffset(ctx context.Context, mq MessageQueue, t time.Time) (int64, error) {
+	return gm.queueOffset(ctx, mq, remoting.ReqSearchOffsetByTimestamp,
 		map[string]string{"timestamp": strconv.FormatInt(t.UnixMilli(), 10)})
 }
 
 // queueOffset asks mq's leader an offset question (GET_MAX_OFFSET,
 // SEARCH_OFFSET_BY_TIMESTAMP) answered in ext "offset".
-func (b *consumerBase) queueOffset(ctx context.Context, mq MessageQueue, code int16, extra map[string]string) (int64, error) {
-	ext := map[string]string{"topic": mq.Topic, "queueId": strconv.Itoa(int(mq.QueueID))}
+func (gm *groupMember) queueOffset(ctx context.Context, mq MessageQueue, code int16, extra map[string]string) (int64, error) {
+	ext := protocol.QueueHeader{Topic: mq.Topic, QueueID: mq.QueueID}.Ext()
 	for k, v := range extra {
 		ext[k] = v
 	}
-	resp, err := b.callLeader(ctx, mq, remoting.NewRequest(code, ext, nil))
+	resp, err := gm.callLeader(ctx, mq, remoting.NewRequest(code, ext, nil))
 	if err != nil {
 		return 0, err
 	}
