@@ -74,11 +74,11 @@ type sendService struct {
 	records *recordBuilder
 	retries *retryService // the DLQ rule of %RETRY% re-sends
 	// registered is told when a send created a topic (re-register).
-	registered func()
+	registered   func()
 	autoCreateOn bool
 	queueNums    int32 // DefaultQueueNums of auto-created topics
 	log          hclog.Logger
-	puts       putStats
+	puts         putStats
 }
 
 func (s *sendService) register(m mux) {

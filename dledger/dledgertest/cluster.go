@@ -63,8 +63,8 @@ type Member struct {
 	// dispatch and closeStore come from Options.OpenStore.
 	dispatch   dledger.Dispatcher
 	closeStore func() error
-	node  *dledger.Node
-	group int
+	node       *dledger.Node
+	group      int
 }
 
 // Cluster is a running test group.
