@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"net"
 	"net/netip"
+	"os"
 	"path/filepath"
 	"sync"
 
@@ -60,6 +61,9 @@ func New(cfg Config) (*Broker, error) {
 	log := cfg.Logger
 	if log == nil {
 		log = hclog.NewNullLogger()
+	}
+	if err := checkLayout(cfg.DataDir); err != nil {
+		return nil, err
 	}
 	self, _ := cfg.self()
 	b := &Broker{cfg: cfg, log: log.Named("broker"), self: self, meta: meta.NewState(), bg: newBackground()}
@@ -180,6 +184,22 @@ func (b *Broker) build() error {
 		s.register(b.rs)
 	}
 	b.rs.OnConnClose(b.clients.connClosed)
+	return nil
+}
+
+// ErrOldDataDir means the data directory was written by a raftmq from
+// before the store/metadata split (entry and snapshot format 1).
+var ErrOldDataDir = errors.New("broker: data directory has format 1")
+
+// checkLayout refuses a format-1 data directory, recognisable by its
+// commitlog under raft/: opened as is, raft would find its term but no
+// log or readable snapshot and wait for a configuration that never comes.
+func checkLayout(dataDir string) error {
+	old := filepath.Join(dataDir, "raft", "commitlog")
+	if _, err := os.Stat(old); err == nil {
+		return fmt.Errorf("%w (%s exists): this binary reads format 2 (commitlog/ beside raft/); remove %s or use the raftmq that wrote it",
+			ErrOldDataDir, old, dataDir)
+	}
 	return nil
 }
 

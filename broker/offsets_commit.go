@@ -140,15 +140,7 @@ func (o *offsetCommitter) flush(ctx context.Context) {
 	if len(offs) == 0 {
 		return
 	}
-	slices.SortFunc(offs, func(a, b meta.ConsumerOffset) int {
-		if a.OffsetKey.Less(b.OffsetKey) {
-			return -1
-		}
-		if b.OffsetKey.Less(a.OffsetKey) {
-			return 1
-		}
-		return 0
-	})
+	slices.SortFunc(offs, func(a, b meta.ConsumerOffset) int { return a.OffsetKey.Compare(b.OffsetKey) })
 	for len(offs) > 0 {
 		n := min(len(offs), offsetMaxPerEntry)
 		part := offs[:n]

@@ -25,9 +25,10 @@
 // configured by functional options typed by the kind of client they apply
 // to, so that one a kind does not read is a compile error: an Opt
 // (WithNameServers, WithLogger, WithRequestTimeout, ...) goes to any
-// constructor (an Admin, which runs no loops, has no use for the route
-// refresh and heartbeat intervals or the instance name), a ProducerOpt (WithSendTimeout, WithSelector, ...) to
-// NewProducer, a ConsumerOpt (WithConsumeFrom, WithMessageModel, ...) to
+// constructor, a MemberOpt (WithInstanceName, WithHeartbeatInterval,
+// WithRouteRefreshInterval) to a producer or a consumer but not to an
+// Admin, which runs no loops, a ProducerOpt (WithSendTimeout,
+// WithSelector, ...) to NewProducer, a ConsumerOpt (WithConsumeFrom, WithMessageModel, ...) to
 // either consumer, a PushConsumerOpt (WithConsumeGoroutines, WithOrderly,
 // ...) to NewPushConsumer only. Each option's doc names its default.
 // Every call takes a context; sends are also bounded by the send timeout

@@ -14,23 +14,33 @@ import (
 // Options are typed by the kind of client they configure, so that an
 // option a kind does not read is a compile error rather than ignored:
 //
-//	Opt                    every client (NewAdmin and the three below)
-//	├── ProducerOpt        NewProducer
-//	└── ConsumerOpt        both consumers
-//	    ├── PushConsumerOpt    NewPushConsumer
-//	    └── PullConsumerOpt    NewPullConsumer
+//	Opt                        every client (NewAdmin and the three below)
+//	└── MemberOpt              a group member: a producer or a consumer
+//	    ├── ProducerOpt        NewProducer
+//	    └── ConsumerOpt        both consumers
+//	        ├── PushConsumerOpt    NewPushConsumer
+//	        └── PullConsumerOpt    NewPullConsumer
 //
-// An Opt is also a ProducerOpt and a ConsumerOpt; a ConsumerOpt is also a
-// PushConsumerOpt and a PullConsumerOpt. The common options are in this
+// An Opt is also a MemberOpt; a MemberOpt is also a ProducerOpt and a
+// ConsumerOpt; a ConsumerOpt is also a PushConsumerOpt and a
+// PullConsumerOpt. Options about a client id, routes kept up to date and
+// heartbeats are MemberOpts: an Admin has none of them. The common options are in this
 // file, the others beside their client kind (producer_options.go,
 // consumer_options.go, push_consumer_options.go). Each option's doc comment
 // names its default; a nil option is skipped.
 
 // Opt configures any client: an Admin, a Producer or a consumer.
 type Opt interface {
+	MemberOpt
+	apply(*config)
+}
+
+// MemberOpt configures a group member: a Producer or a consumer, which
+// have a client id, keep their routes fresh and heartbeat the brokers.
+// Every Opt is one.
+type MemberOpt interface {
 	ProducerOpt
 	ConsumerOpt
-	apply(*config)
 }
 
 // ProducerOpt configures a Producer (NewProducer). Every Opt is one.
@@ -58,6 +68,14 @@ func (o opt) apply(c *config)                 { o(c) }
 func (o opt) applyProducer(c *producerConfig) { o(&c.config) }
 func (o opt) applyPush(c *pushConfig)         { o(&c.config) }
 func (o opt) applyPull(c *pullConfig)         { o(&c.config) }
+
+// memberOpt is a MemberOpt: it changes what producers and consumers have
+// in common with every client but an Admin reads.
+type memberOpt func(*config)
+
+func (o memberOpt) applyProducer(c *producerConfig) { o(&c.config) }
+func (o memberOpt) applyPush(c *pushConfig)         { o(&c.config) }
+func (o memberOpt) applyPull(c *pullConfig)         { o(&c.config) }
 
 // config is what every client kind reads: the core's connections, routes,
 // heartbeats and logger.
@@ -158,10 +176,9 @@ func WithNameServers(addrs ...string) Opt {
 
 // WithInstanceName sets the instance part of the client id (ip@instance).
 // Default "DEFAULT", which the client replaces by the process id, as the
-// RocketMQ clients do; give a transactional producer its own name. An
-// Admin, which sends no heartbeats, has no use for it.
-func WithInstanceName(name string) Opt {
-	return opt(func(c *config) { c.instanceName = name })
+// RocketMQ clients do; give a transactional producer its own name.
+func WithInstanceName(name string) MemberOpt {
+	return memberOpt(func(c *config) { c.instanceName = name })
 }
 
 // WithLogger sets the logger; the client logs under the name "raftmq-client".
@@ -187,16 +204,15 @@ func WithDialTimeout(d time.Duration) Opt {
 
 // WithRouteRefreshInterval sets how often the routes of the topics in use
 // are fetched again. Independently, a route is refreshed at once when a
-// send fails over. Default 30 s. An Admin keeps no routes: it asks for
-// them when it needs them.
-func WithRouteRefreshInterval(d time.Duration) Opt {
-	return opt(func(c *config) { c.routeRefresh = d })
+// send fails over. Default 30 s.
+func WithRouteRefreshInterval(d time.Duration) MemberOpt {
+	return memberOpt(func(c *config) { c.routeRefresh = d })
 }
 
 // WithHeartbeatInterval sets how often the client sends HEART_BEAT to every
-// broker address it knows. Default 30 s. An Admin sends none.
-func WithHeartbeatInterval(d time.Duration) Opt {
-	return opt(func(c *config) { c.heartbeat = d })
+// broker address it knows. Default 30 s.
+func WithHeartbeatInterval(d time.Duration) MemberOpt {
+	return memberOpt(func(c *config) { c.heartbeat = d })
 }
 
 func splitAddrs(v string) []string {

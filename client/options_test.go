@@ -12,13 +12,13 @@ import (
 // That one is refused elsewhere is checked at run time below (a compile
 // error cannot be a test).
 var (
-	_ Opt = WithNameServers("127.0.0.1:9876")
-	_ Opt = WithInstanceName("i")
-	_ Opt = WithLogger(nil)
-	_ Opt = WithRequestTimeout(time.Second)
-	_ Opt = WithDialTimeout(time.Second)
-	_ Opt = WithRouteRefreshInterval(time.Second)
-	_ Opt = WithHeartbeatInterval(time.Second)
+	_ Opt       = WithNameServers("127.0.0.1:9876")
+	_ MemberOpt = WithInstanceName("i")
+	_ Opt       = WithLogger(nil)
+	_ Opt       = WithRequestTimeout(time.Second)
+	_ Opt       = WithDialTimeout(time.Second)
+	_ MemberOpt = WithRouteRefreshInterval(time.Second)
+	_ MemberOpt = WithHeartbeatInterval(time.Second)
 
 	_ ProducerOpt = WithSendTimeout(time.Second)
 	_ ProducerOpt = WithRetries(0)
@@ -55,6 +55,7 @@ const (
 	kPull
 
 	kAll      = kAdmin | kProducer | kPush | kPull
+	kMember   = kProducer | kPush | kPull
 	kConsumer = kPush | kPull
 )
 
@@ -68,12 +69,12 @@ func TestOptionKinds(t *testing.T) {
 		kinds int
 	}{
 		"WithNameServers":          {WithNameServers("a:1"), kAll},
-		"WithInstanceName":         {WithInstanceName("i"), kAll},
+		"WithInstanceName":         {WithInstanceName("i"), kMember},
 		"WithLogger":               {WithLogger(nil), kAll},
 		"WithRequestTimeout":       {WithRequestTimeout(time.Second), kAll},
 		"WithDialTimeout":          {WithDialTimeout(time.Second), kAll},
-		"WithRouteRefreshInterval": {WithRouteRefreshInterval(time.Second), kAll},
-		"WithHeartbeatInterval":    {WithHeartbeatInterval(time.Second), kAll},
+		"WithRouteRefreshInterval": {WithRouteRefreshInterval(time.Second), kMember},
+		"WithHeartbeatInterval":    {WithHeartbeatInterval(time.Second), kMember},
 		"WithSendTimeout":          {WithSendTimeout(time.Second), kProducer},
 		"WithRetries":              {WithRetries(1), kProducer},
 		"WithCompressThreshold":    {WithCompressThreshold(1), kProducer},
@@ -103,6 +104,7 @@ func TestOptionKinds(t *testing.T) {
 		_, push := c.o.(PushConsumerOpt)
 		_, pull := c.o.(PullConsumerOpt)
 		_, consumer := c.o.(ConsumerOpt)
+		_, member := c.o.(MemberOpt)
 		got := 0
 		for _, k := range []struct {
 			ok   bool
@@ -112,8 +114,8 @@ func TestOptionKinds(t *testing.T) {
 				got |= k.kind
 			}
 		}
-		if got != c.kinds || consumer != (c.kinds&kConsumer == kConsumer) {
-			t.Errorf("%s applies to kinds %04b (ConsumerOpt %v), want %04b", name, got, consumer, c.kinds)
+		if got != c.kinds || consumer != (c.kinds&kConsumer == kConsumer) || member != (c.kinds&kMember == kMember) {
+			t.Errorf("%s applies to kinds %04b (ConsumerOpt %v, MemberOpt %v), want %04b", name, got, consumer, member, c.kinds)
 		}
 	}
 }

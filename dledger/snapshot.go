@@ -5,6 +5,8 @@ import (
 	"errors"
 	"fmt"
 	"hash/crc32"
+	"maps"
+	"slices"
 
 	"github.com/hashicorp/raft"
 
@@ -34,7 +36,7 @@ func encodeSnapshot(s *counters, sm []byte) []byte {
 	e.U8(snapshotVersion)
 	e.U64(s.applied)
 	e.I64(s.commitNext)
-	keys := sortedQueueKeys(s.queueNext)
+	keys := slices.SortedFunc(maps.Keys(s.queueNext), QueueKey.Compare)
 	e.Count(len(keys))
 	for _, k := range keys {
 		e.Str(k.Topic)

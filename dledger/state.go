@@ -1,7 +1,7 @@
 package dledger
 
 import (
-	"sort"
+	"cmp"
 	"sync"
 )
 
@@ -77,16 +77,10 @@ func (n *Node) AppliedIndex() uint64 {
 	return n.fsm.st.applied
 }
 
-func sortedQueueKeys(q map[QueueKey]int64) []QueueKey {
-	keys := make([]QueueKey, 0, len(q))
-	for k := range q {
-		keys = append(keys, k)
+// Compare orders queue keys by topic, then queue id.
+func (k QueueKey) Compare(o QueueKey) int {
+	if c := cmp.Compare(k.Topic, o.Topic); c != 0 {
+		return c
 	}
-	sort.Slice(keys, func(i, j int) bool {
-		if keys[i].Topic != keys[j].Topic {
-			return keys[i].Topic < keys[j].Topic
-		}
-		return keys[i].QueueID < keys[j].QueueID
-	})
-	return keys
+	return cmp.Compare(k.QueueID, o.QueueID)
 }

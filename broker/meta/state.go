@@ -162,17 +162,7 @@ func (s *State) AppliedIndex() uint64 {
 	return s.applied
 }
 
-func sortOffsets(o []ConsumerOffset) {
-	slices.SortFunc(o, func(a, b ConsumerOffset) int {
-		switch {
-		case a.OffsetKey.Less(b.OffsetKey):
-			return -1
-		case b.OffsetKey.Less(a.OffsetKey):
-			return 1
-		}
-		return 0
-	})
-}
+func sortOffsets(o []ConsumerOffset) { slices.SortFunc(o, compareOffsets) }
 
 // snapshotVersion is the version of Snapshot's encoding. Frozen.
 const snapshotVersion = 1

@@ -1,6 +1,10 @@
 package meta
 
-import "github.com/raftmq/raftmq/internal/wire"
+import (
+	"cmp"
+
+	"github.com/raftmq/raftmq/internal/wire"
+)
 
 // TopicConfig is a topic's configuration as RocketMQ's TopicConfig.
 type TopicConfig struct {
@@ -70,16 +74,19 @@ type OffsetKey struct {
 	QueueID int32
 }
 
-// Less orders keys by group, topic and queue.
-func (a OffsetKey) Less(b OffsetKey) bool {
-	if a.Group != b.Group {
-		return a.Group < b.Group
+// Compare orders keys by group, topic and queue.
+func (a OffsetKey) Compare(b OffsetKey) int {
+	if c := cmp.Compare(a.Group, b.Group); c != 0 {
+		return c
 	}
-	if a.Topic != b.Topic {
-		return a.Topic < b.Topic
+	if c := cmp.Compare(a.Topic, b.Topic); c != 0 {
+		return c
 	}
-	return a.QueueID < b.QueueID
+	return cmp.Compare(a.QueueID, b.QueueID)
 }
+
+// compareOffsets orders consumer offsets by their keys.
+func compareOffsets(a, b ConsumerOffset) int { return a.OffsetKey.Compare(b.OffsetKey) }
 
 // ConsumerOffset is one committed consumer offset.
 type ConsumerOffset struct {

@@ -3,7 +3,8 @@ package dledgertest
 import (
 	"errors"
 	"fmt"
-	"sort"
+	"maps"
+	"slices"
 	"sync"
 
 	"github.com/raftmq/raftmq/dledger"
@@ -106,15 +107,5 @@ func (s *MemDispatcher) Entries(k dledger.QueueKey) (min int64, entries []Entry)
 func (s *MemDispatcher) Queues() []dledger.QueueKey {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	keys := make([]dledger.QueueKey, 0, len(s.queues))
-	for k := range s.queues {
-		keys = append(keys, k)
-	}
-	sort.Slice(keys, func(i, j int) bool {
-		if keys[i].Topic != keys[j].Topic {
-			return keys[i].Topic < keys[j].Topic
-		}
-		return keys[i].QueueID < keys[j].QueueID
-	})
-	return keys
+	return slices.SortedFunc(maps.Keys(s.queues), dledger.QueueKey.Compare)
 }
