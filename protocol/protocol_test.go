@@ -155,3 +155,18 @@ func TestNamesAndPerms(t *testing.T) {
 		t.Error("perm helpers")
 	}
 }
+
+func TestTransactionHeadersRoundTrip(t *testing.T) {
+	e := EndTransactionHeader{ProducerGroup: "pg", TranStateTableOffset: 3, CommitLogOffset: 1 << 40, CommitOrRollback: TransactionCommitType,
+		FromTransactionCheck: true, MsgID: "m", TransactionID: "tx", BrokerName: "b"}
+	if got, err := DecodeEndTransactionHeader(e.Ext()); err != nil || got != e {
+		t.Fatalf("end = %+v, %v", got, err)
+	}
+	if _, err := DecodeEndTransactionHeader(map[string]string{"producerGroup": "pg", "tranStateTableOffset": "1", "commitLogOffset": "x", "commitOrRollback": "8"}); err == nil {
+		t.Fatal("bad commitLogOffset decoded")
+	}
+	c := CheckTransactionStateHeader{TranStateTableOffset: 4, CommitLogOffset: 99, MsgID: "m", TransactionID: "tx", OffsetMsgID: "o"}
+	if got, err := DecodeCheckTransactionStateHeader(c.Ext()); err != nil || got != c {
+		t.Fatalf("check = %+v, %v", got, err)
+	}
+}
