@@ -162,6 +162,7 @@ func (b *Broker) build() error {
 	b.timers = &timerScheduler{scheduled: b.scheduled}
 	delays := &delayScheduler{scheduled: b.scheduled, levels: levels}
 	retries := &retryService{rep: rep, store: b.store, meta: b.meta, topics: topics, records: records}
+	txns := newTxnService(rep, b.store, b.meta, records, b.log)
 	b.send = &sendService{rep: rep, topics: topics, records: records, retries: retries, registered: b.reg.signal,
 		autoCreateOn: cfg.AutoCreateTopic, queueNums: cfg.DefaultQueueNums, log: b.log}
 	b.pull = &pullService{store: b.store, meta: b.meta, topics: topics, consumers: consumers, offsets: b.offsets,
@@ -169,10 +170,12 @@ func (b *Broker) build() error {
 	b.clients = &clientService{rep: rep, meta: b.meta, topics: topics, consumers: consumers, producers: newProducerManager(),
 		creating: newFlight(), registerAll: b.reg.registerAll, expiry: cfg.ClientChannelExpiry, log: b.log}
 	b.runtime = &runtimeInfo{rep: rep, store: b.store, puts: &b.send.puts, cluster: cfg.Cluster}
-	b.leader = &leaderTerms{node: b.node, services: append(delays.services(), leaderService{"timer", b.timers.run}),
-		onChange: b.locks.clear, log: b.log}
+	checker := &txnChecker{txnService: txns, producers: b.clients.producers, timeout: cfg.TransactionTimeout,
+		interval: cfg.TransactionCheckInterval, max: int32(cfg.TransactionCheckMax)}
+	b.leader = &leaderTerms{node: b.node, onChange: b.locks.clear, log: b.log,
+		services: append(delays.services(), leaderService{"timer", b.timers.run}, leaderService{"transaction-check", checker.run})}
 	for _, s := range []interface{ register(mux) }{
-		b.send, b.pull, retries, b.clients, b.runtime,
+		b.send, b.pull, retries, txns, b.clients, b.runtime,
 		&offsetService{rep: rep, store: b.store, meta: b.meta, committer: b.offsets},
 		&delayOffsets{meta: b.meta, levels: levels},
 		&lockService{rep: rep, locks: b.locks},

@@ -92,8 +92,8 @@ func (s *clientService) heartbeat(ctx context.Context, c *remoting.Conn, req *re
 		}
 	}
 	for _, pd := range hb.ProducerDataSet {
-		if pd.GroupName != "" {
-			s.producers.register(pd.GroupName, hb.ClientID, c, now)
+		if pd.GroupName != "" && s.producers.register(pd.GroupName, hb.ClientID, c, now) {
+			s.log.Debug("producer joined", "group", pd.GroupName, "client", hb.ClientID, "remote", c.RemoteAddr().String())
 		}
 	}
 	return okResponse(req)

@@ -240,7 +240,9 @@ func newProducerManager() *producerManager {
 	return &producerManager{groups: map[string]map[string]*clientChannel{}}
 }
 
-func (p *producerManager) register(group, clientID string, c *remoting.Conn, now time.Time) {
+// register records a heartbeat of a producer and reports whether the
+// client is new to the group.
+func (p *producerManager) register(group, clientID string, c *remoting.Conn, now time.Time) bool {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	g := p.groups[group]
@@ -248,7 +250,26 @@ func (p *producerManager) register(group, clientID string, c *remoting.Conn, now
 		g = map[string]*clientChannel{}
 		p.groups[group] = g
 	}
+	_, known := g[clientID]
 	g[clientID] = &clientChannel{clientID: clientID, conn: c, lastSeen: now}
+	return !known
+}
+
+// conn returns the connection of a live producer of group, the one heard
+// from last, nil when none is connected.
+func (p *producerManager) conn(group string) *remoting.Conn {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	var best *clientChannel
+	for _, ch := range p.groups[group] {
+		if best == nil || ch.lastSeen.After(best.lastSeen) {
+			best = ch
+		}
+	}
+	if best == nil {
+		return nil
+	}
+	return best.conn
 }
 
 func (p *producerManager) unregister(group, clientID string) {

@@ -99,6 +99,18 @@ type Config struct {
 	// 60 s).
 	LockExpiry time.Duration
 
+	// TransactionTimeout is how old an undecided half message must be
+	// before it is checked back (RocketMQ's transactionTimeOut, 6 s); a
+	// message's CHECK_IMMUNITY_TIME_IN_SECONDS overrides it for its first
+	// check.
+	TransactionTimeout time.Duration
+	// TransactionCheckInterval is how often undecided half messages are
+	// checked back (RocketMQ's transactionCheckInterval, 30 s).
+	TransactionCheckInterval time.Duration
+	// TransactionCheckMax is how many check-backs a half message gets
+	// before it is discarded to TRANS_CHECK_MAX_TIME_TOPIC (15).
+	TransactionCheckMax int
+
 	// Raft tunes the group; nil means dledger.DefaultConfig()'s timeouts.
 	Raft *dledger.Config
 	// Remoting configures the client-facing listener.
@@ -124,6 +136,10 @@ func DefaultConfig() Config {
 		ForwardTimeout:      3 * time.Second,
 		MessageDelayLevel:   DefaultMessageDelayLevel,
 		LockExpiry:          60 * time.Second,
+
+		TransactionTimeout:       6 * time.Second,
+		TransactionCheckInterval: 30 * time.Second,
+		TransactionCheckMax:      15,
 		Remoting:            remoting.DefaultServerConfig(),
 	}
 }
@@ -171,6 +187,10 @@ func (c Config) Validate() error {
 	}
 	if c.LockExpiry <= 0 {
 		add("LockExpiry %v must be positive", c.LockExpiry)
+	}
+	if c.TransactionTimeout <= 0 || c.TransactionCheckInterval <= 0 || c.TransactionCheckMax <= 0 {
+		add("TransactionTimeout %v, TransactionCheckInterval %v and TransactionCheckMax %d must be positive",
+			c.TransactionTimeout, c.TransactionCheckInterval, c.TransactionCheckMax)
 	}
 	if err := c.Remoting.Validate(); err != nil {
 		errs = append(errs, err)

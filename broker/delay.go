@@ -71,10 +71,16 @@ type parker struct {
 	levels []time.Duration
 }
 
-// park redirects a message that must wait — a DELAY level or a timer — to
-// its parking queue, returning its deliver time (Unix ms). The error is a
+// park redirects a message that must wait — a transaction half, a DELAY
+// level or a timer — to its parking queue, returning its deliver time (Unix ms). The error is a
 // bad timer property.
 func (p *parker) park(m *message.MessageExt, now time.Time) (int64, bool, error) {
+	if isHalf(m) {
+		// A half waits for its decision; DELAY and timers apply when it
+		// is committed.
+		parkHalf(m)
+		return 0, false, nil
+	}
 	if at, ok := p.parkDelayed(m, now); ok {
 		return at, true, nil
 	}

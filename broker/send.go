@@ -27,8 +27,9 @@ package broker
 // A message with a DELAY level is parked in SCHEDULE_TOPIC_XXXX (delay.go)
 // and delivered to the queue it names when due. A client's re-send to
 // %RETRY%<group> whose reconsume count reached its budget goes to
-// %DLQ%<group> undelayed (retry.go). Transaction half messages
-// are still stored as ordinary messages; transactions come later.
+// %DLQ%<group> undelayed (retry.go). A transaction half message (TRAN_MSG
+// "true") is parked in RMQ_SYS_TRANS_HALF_TOPIC until END_TRANSACTION or
+// the check-back decides it (transaction.go).
 // Batches follow RocketMQ and refuse delay levels, half messages and
 // %RETRY% topics (MESSAGE_ILLEGAL).
 

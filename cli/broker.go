@@ -35,6 +35,9 @@ func brokerFlags() []ucli.Flag {
 		&ucli.IntFlag{Name: "max-message-size", Value: def.MaxMessageSize, Usage: "largest accepted message body in bytes"},
 		&ucli.IntFlag{Name: "raft-max-inflight", Value: raftDef.MaxInflight, Usage: "raft entries the leader keeps proposed but not yet committed; sends arriving meanwhile share the next entry"},
 		&ucli.BoolFlag{Name: "serial-leader-write", Usage: "the leader fsyncs an entry before replicating it, instead of in parallel (slower; for comparison)"},
+		&ucli.DurationFlag{Name: "transaction-timeout", Value: def.TransactionTimeout, Usage: "age at which an undecided transaction half message is first checked back (transactionTimeOut)"},
+		&ucli.DurationFlag{Name: "transaction-check-interval", Value: def.TransactionCheckInterval, Usage: "how often undecided half messages are checked back (transactionCheckInterval)"},
+		&ucli.IntFlag{Name: "transaction-check-max", Value: def.TransactionCheckMax, Usage: "check-backs before an undecided half message is discarded to TRANS_CHECK_MAX_TIME_TOPIC (transactionCheckMax)"},
 		logLevelFlag(),
 	}
 }
@@ -106,6 +109,8 @@ func brokerConfig(c *ucli.Context) (broker.Config, error) {
 	cfg.AutoCreateTopic = c.Bool("auto-create-topic")
 	cfg.Join = c.Bool("join")
 	cfg.Store.CommitLog.SegmentSize, cfg.MaxMessageSize = c.Int64("segment-size"), c.Int("max-message-size")
+	cfg.TransactionTimeout, cfg.TransactionCheckInterval = c.Duration("transaction-timeout"), c.Duration("transaction-check-interval")
+	cfg.TransactionCheckMax = c.Int("transaction-check-max")
 	rc := dledger.DefaultConfig()
 	rc.MaxInflight, rc.SerialLeaderWrite = c.Int("raft-max-inflight"), c.Bool("serial-leader-write")
 	cfg.Raft = &rc

@@ -63,7 +63,11 @@ func (c *cluster) start(i int) {
 	n := c.nodes[i]
 	n.p = startProc(c.t, "broker", "--cluster", "itest", "--broker-name", "broker-a", "--node-id", n.id,
 		"--peers", c.peers, "--listen", n.addr, "--data", n.data, "--namesrv", c.nsAddr,
-		"--auto-create-topic", "--segment-size", strconv.Itoa(64<<20), "--log-level", "warn")
+		"--auto-create-topic", "--segment-size", strconv.Itoa(64<<20), "--log-level", "warn",
+		// Check-backs within a test's time (RocketMQ's 6 s / 30 s defaults
+		// otherwise), with enough of them to outlast the official client's
+		// 30 s heartbeat, which is when a new leader first hears of it.
+		"--transaction-timeout", "1s", "--transaction-check-interval", "1s", "--transaction-check-max", "60")
 }
 
 // kill sends SIGKILL to node i and waits for it to die.

@@ -22,9 +22,10 @@ const (
 	CmdDeleteSubscriptionGroup dledger.CommandType = 6
 	CmdDelayProgress           dledger.CommandType = 7
 	CmdResetOffsets            dledger.CommandType = 8
-	// CmdTransactionState is reserved for transaction half/op state.
+	// CmdTransactionState decides a half message (TxnEndCommand).
 	CmdTransactionState dledger.CommandType = 9
 	CmdTimerProgress    dledger.CommandType = 10
+	CmdTxnChecks        dledger.CommandType = 11
 )
 
 func encoder(b []byte) *wire.Encoder { return &wire.Encoder{B: b, Sentinel: ErrBadCommand} }
@@ -205,7 +206,9 @@ func decode(t dledger.CommandType, d *wire.Decoder) (dledger.Command, error) {
 		c.Progress.O, c.Progress.T, c.Progress.L = d.I64(), d.I64(), d.I64()
 		return c, d.Err
 	case CmdTransactionState:
-		return nil, fmt.Errorf("%w: type %d (transaction state) is reserved", ErrBadCommand, t)
+		return decodeTxnEnd(d), d.Err
+	case CmdTxnChecks:
+		return decodeTxnChecks(d), d.Err
 	default:
 		return nil, fmt.Errorf("%w: unknown type %d", ErrBadCommand, t)
 	}

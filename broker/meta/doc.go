@@ -25,8 +25,10 @@
 //	6  DeleteSubscriptionGroup {name}
 //	7  DelayProgress     u32 n × {queueId i32, offset i64}
 //	8  ResetOffsets      as CommitOffsets
-//	9  (reserved: transaction state)
+//	9  TxnEnd            {halfOffset i64, decision u8 (1 commit, 2 rollback,
+//	                      3 discard)}
 //	10 TimerProgress     {o i64, t i64, l i64}
+//	11 TxnChecks         u32 n × {halfOffset i64, times i32, atMs i64}
 //
 // An unknown type, or a body that does not decode exactly, is an error:
 // dledger stops the node rather than diverge.
@@ -36,7 +38,8 @@
 //	version u8 = 1 | topics (u32 n × topic, by name) |
 //	groups (u32 n × group, by name) | consumer offsets (as CommitOffsets,
 //	sorted) | delay (u32 n × {queueId, offset}, by queue) |
-//	timer {o, t, l}
+//	timer {o, t, l} | transactions {low i64, u32 n × {halfOffset i64,
+//	decision u8}, checks as TxnChecks}
 //
 // dledger wraps it in its own snapshot (with the log's counters and a
 // checksum).

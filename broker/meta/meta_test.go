@@ -19,6 +19,8 @@ func allCommands() []dledger.Command {
 		&DeleteSubscriptionGroupCommand{Name: "g"},
 		&DelayProgressCommand{Progress: []DelayProgress{{2, 100}, {17, 5}}},
 		&TimerProgressCommand{Progress: TimerProgress{O: 10, T: 1700000000000, L: 4}},
+		&TxnEndCommand{HalfOffset: 7, Decision: TxnRolledBack},
+		&TxnChecksCommand{Checks: []TxnCheck{{HalfOffset: 3, Times: 2, AtMs: 99}}},
 	}
 }
 
@@ -48,8 +50,8 @@ func TestCommandRoundTrip(t *testing.T) {
 }
 
 func TestUnknownAndReserved(t *testing.T) {
-	if _, err := Decode(CmdTransactionState, nil); !errors.Is(err, ErrBadCommand) {
-		t.Errorf("reserved type: %v", err)
+	if _, err := Decode(CmdTransactionState, []byte{0, 0, 0, 0, 0, 0, 0, 1, 9}); !errors.Is(err, ErrBadCommand) {
+		t.Errorf("decision 9: %v", err)
 	}
 	if _, err := Decode(200, nil); !errors.Is(err, ErrBadCommand) {
 		t.Errorf("unknown type: %v", err)
@@ -138,4 +140,48 @@ func FuzzDecode(f *testing.F) {
 		_, _ = Decode(dledger.CommandType(typ), b)
 		_ = NewState().Restore(b)
 	})
+}
+
+func applyAll(t *testing.T, s *State, cmds ...dledger.Command) {
+	t.Helper()
+	for _, c := range cmds {
+		b, _ := c.AppendBody(nil)
+		if err := s.Apply(s.AppliedIndex()+1, c.Type(), b); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
+// TestTxnState: decisions advance the low watermark over the decided
+// prefix, a decided half ignores later decisions and check-backs, and the
+// state survives a snapshot.
+func TestTxnState(t *testing.T) {
+	s := NewState()
+	applyAll(t, s,
+		&TxnChecksCommand{Checks: []TxnCheck{{HalfOffset: 0, Times: 1, AtMs: 10}, {HalfOffset: 2, Times: 1, AtMs: 10}}},
+		&TxnEndCommand{HalfOffset: 1, Decision: TxnRolledBack},
+		&TxnEndCommand{HalfOffset: 1, Decision: TxnCommitted}, // ignored: decided
+	)
+	if d, ok := s.TxnDecided(1); !ok || d != TxnRolledBack || s.TxnLow() != 0 {
+		t.Fatalf("half 1: %v %v, low %d", d, ok, s.TxnLow())
+	}
+	if c := s.TxnCheckOf(0); c.Times != 1 || c.AtMs != 10 {
+		t.Fatalf("check of 0: %+v", c)
+	}
+	applyAll(t, s, &TxnEndCommand{HalfOffset: 0, Decision: TxnCommitted},
+		&TxnChecksCommand{Checks: []TxnCheck{{HalfOffset: 0, Times: 5}}}) // ignored: decided
+	if s.TxnLow() != 2 || s.TxnCheckOf(0) != (TxnCheck{}) {
+		t.Fatalf("low %d (want 2), check of decided 0 %+v", s.TxnLow(), s.TxnCheckOf(0))
+	}
+	if _, ok := s.TxnDecided(2); ok {
+		t.Fatal("undecided half 2 reported decided")
+	}
+	b, _ := s.Snapshot()
+	r := NewState()
+	if err := r.Restore(b); err != nil {
+		t.Fatal(err)
+	}
+	if d, _ := r.TxnDecided(0); d != TxnCommitted || r.TxnLow() != 2 || r.TxnCheckOf(2).Times != 1 {
+		t.Fatalf("restored: decision %v low %d check %+v", d, r.TxnLow(), r.TxnCheckOf(2))
+	}
 }

@@ -22,6 +22,7 @@ type State struct {
 	offsets map[OffsetKey]int64
 	delay   map[int32]int64
 	timer   TimerProgress
+	txn     txnState
 	applied uint64 // raft index of the last command applied here
 }
 
@@ -34,6 +35,7 @@ func NewState() *State {
 		groups:  map[string]SubscriptionGroupConfig{},
 		offsets: map[OffsetKey]int64{},
 		delay:   map[int32]int64{},
+		txn:     newTxnState(),
 	}
 }
 
@@ -80,6 +82,10 @@ func (s *State) apply(c dledger.Command) {
 		}
 	case *TimerProgressCommand:
 		s.timer = c.Progress
+	case *TxnEndCommand:
+		s.txn.end(c)
+	case *TxnChecksCommand:
+		s.txn.check(c)
 	}
 }
 
@@ -200,6 +206,7 @@ func (s *State) Snapshot() ([]byte, error) {
 	e.I64(s.timer.O)
 	e.I64(s.timer.T)
 	e.I64(s.timer.L)
+	s.txn.encode(e)
 	return e.B, e.Err
 }
 
@@ -229,11 +236,13 @@ func (s *State) Restore(data []byte) error {
 		ns.delay[id] = d.I64()
 	}
 	ns.timer = TimerProgress{O: d.I64(), T: d.I64(), L: d.I64()}
+	ns.txn = decodeTxnState(d)
 	if err := d.End(); err != nil {
 		return err
 	}
 	s.mu.Lock()
 	s.topics, s.groups, s.offsets, s.delay, s.timer, s.applied = ns.topics, ns.groups, ns.offsets, ns.delay, ns.timer, ns.applied
+	s.txn = ns.txn
 	s.mu.Unlock()
 	return nil
 }
