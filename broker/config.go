@@ -140,7 +140,7 @@ func DefaultConfig() Config {
 		TransactionTimeout:       6 * time.Second,
 		TransactionCheckInterval: 30 * time.Second,
 		TransactionCheckMax:      15,
-		Remoting:            remoting.DefaultServerConfig(),
+		Remoting:                 remoting.DefaultServerConfig(),
 	}
 }
 
