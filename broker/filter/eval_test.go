@@ -16,7 +16,7 @@ func outcome(t *testing.T, expr string, props Map) string {
 	v := e.root.eval(props)
 	switch v.k {
 	case kBool:
-		if v.b {
+		if v.truth() {
 			return "TRUE"
 		}
 		return "FALSE"

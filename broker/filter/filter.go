@@ -74,8 +74,7 @@ func (e *Expression) Matches(props Properties) bool {
 	if props == nil {
 		props = Map(nil)
 	}
-	v := e.root.eval(props)
-	return v.k == kBool && v.b
+	return e.root.eval(props).truth()
 }
 
 // String returns the expression's source text as given to Compile.

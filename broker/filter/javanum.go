@@ -35,9 +35,11 @@ func parseJavaInteger(s string, lo, hi int64) (int64, bool) {
 	}
 	var mag uint64
 	for i := 0; i < len(s); {
-		d, size := javaDigit(s[i:])
-		if d < 0 {
-			return 0, false
+		d, size := int(s[i]-'0'), 1
+		if d > 9 { // not an ASCII digit (a byte below '0' wraps too)
+			if d, size = javaDigit(s[i:]); d < 0 {
+				return 0, false
+			}
 		}
 		i += size
 		if mag > (limit-uint64(d))/10 {

@@ -37,7 +37,7 @@ type notNode struct{ x node }
 func (n *notNode) eval(p Properties) value {
 	v := n.x.eval(p)
 	if v.k == kBool {
-		v.b = !v.b
+		v.i = 1 - v.i
 	}
 	return v
 }
@@ -65,7 +65,7 @@ func (n *andNode) eval(p Properties) value {
 		switch v := x.eval(p); {
 		case v.k == kErr:
 			return v
-		case v.k == kBool && !v.b:
+		case v.falsity():
 			return vFalse
 		case v.k != kBool:
 			res = vNull
@@ -83,7 +83,7 @@ func (n *orNode) eval(p Properties) value {
 		switch v := x.eval(p); {
 		case v.k == kErr:
 			return v
-		case v.k == kBool && v.b:
+		case v.truth():
 			return vTrue
 		case v.k != kBool:
 			res = vNull

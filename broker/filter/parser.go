@@ -386,5 +386,5 @@ func floatLiteral(t token) value {
 	if f < math.SmallestNonzeroFloat64 {
 		failf(t.pos, "floating-point literal %s is below the smallest positive double; RocketMQ refuses it (write 0 for zero)", t.describe())
 	}
-	return value{k: kDouble, f: f}
+	return doubleValue(f)
 }

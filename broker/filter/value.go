@@ -22,23 +22,40 @@ const (
 )
 
 // value is one evaluation result; it is passed by value so that Matches
-// does not allocate.
+// does not allocate. It is kept to 32 bytes so that the compiler holds it
+// in registers: a larger struct is copied through memory, and the narrow
+// stores and wide loads of those copies stall store forwarding (a bare
+// TRUE took 17 ns to evaluate instead of 2).
 type value struct {
 	k kind
-	b bool
-	i int64
-	f float64
+	i int64 // kInt, kLong: the number; kDouble: its bits; kBool: 1 for TRUE
 	s string
 }
 
+func doubleValue(f float64) value { return value{k: kDouble, i: int64(math.Float64bits(f))} }
+
+// float returns a kDouble's number.
+func (v value) float() float64 { return math.Float64frombits(uint64(v.i)) }
+
+// truth reports whether v is TRUE.
+func (v value) truth() bool { return v.k == kBool && v.i != 0 }
+
+// falsity reports whether v is FALSE.
+func (v value) falsity() bool { return v.k == kBool && v.i == 0 }
+
 var (
 	vNull  = value{k: kNull}
-	vTrue  = value{k: kBool, b: true}
+	vTrue  = value{k: kBool, i: 1}
 	vFalse = value{k: kBool}
 	vErr   = value{k: kErr}
 )
 
-func boolValue(b bool) value { return value{k: kBool, b: b} }
+func boolValue(b bool) value {
+	if b {
+		return vTrue
+	}
+	return vFalse
+}
 
 func (v value) isNumber() bool { return v.k == kInt || v.k == kLong || v.k == kDouble }
 
@@ -47,7 +64,7 @@ func (v value) asDouble() value {
 	if v.k == kDouble {
 		return v
 	}
-	return value{k: kDouble, f: float64(v.i)}
+	return doubleValue(float64(v.i))
 }
 
 // compareValues orders two non-NULL values the way RocketMQ's
@@ -116,7 +133,7 @@ func parseAs(s string, k kind) (value, bool) {
 		return value{k: kLong, i: i}, ok
 	default:
 		f, ok := parseJavaDouble(s)
-		return value{k: kDouble, f: f}, ok
+		return doubleValue(f), ok
 	}
 }
 
@@ -124,27 +141,17 @@ func parseAs(s string, k kind) (value, bool) {
 func compareSame(l, r value) int {
 	switch l.k {
 	case kBool:
-		return cmpBool(l.b, r.b)
+		return cmpInt(l.i, r.i)
 	case kInt, kLong:
 		return cmpInt(l.i, r.i)
 	case kDouble:
-		return compareDouble(l.f, r.f)
+		return compareDouble(l.float(), r.float())
 	case kString:
 		// Java orders UTF-16 code units; only equality is ever asked of
 		// two strings at run time, and there the two orders agree.
 		return strings.Compare(l.s, r.s)
 	}
 	return 0
-}
-
-func cmpBool(a, b bool) int {
-	switch {
-	case a == b:
-		return 0
-	case b:
-		return -1
-	}
-	return 1
 }
 
 func cmpInt(a, b int64) int {
@@ -187,7 +194,7 @@ func negate(v value) value {
 	case kLong:
 		return value{k: kLong, i: -v.i}
 	case kDouble:
-		return value{k: kDouble, f: -v.f}
+		return doubleValue(-v.float())
 	case kErr:
 		return v
 	}
