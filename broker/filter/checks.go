@@ -12,7 +12,7 @@ func (p *parser) asBool(e expr) expr {
 	case e.isBool():
 		return e
 	case e.class == clsProp:
-		return p.make(&castNode{x: e.n}, clsBool, e.start)
+		return p.build(&castNode{x: e.n}, clsBool, e.start)
 	}
 	failf(e.start, "%s is not a condition: it does not evaluate to TRUE or FALSE", p.text(e))
 	panic("unreachable")
@@ -23,7 +23,7 @@ func (p *parser) asBool(e expr) expr {
 func (p *parser) ordered(op cmpOp, left, right expr) expr {
 	p.checkOrderable(left)
 	p.checkOrderable(right)
-	return p.make(&cmpNode{op: op, l: left.n, r: right.n}, clsBool, left.start)
+	return p.build(&cmpNode{op: op, l: left.n, r: right.n}, clsBool, left.start)
 }
 
 func (p *parser) checkOrderable(e expr) {
@@ -48,9 +48,9 @@ func (p *parser) equal(left, right expr, ne bool) expr {
 	if right.class == clsConst && left.isBool() && left.class == clsConst && !right.isBool() {
 		failf(left.start, "%s cannot be compared with %s", p.text(left), p.text(right))
 	}
-	e := p.make(&eqNode{l: left.n, r: right.n}, clsBool, left.start)
+	e := p.build(&eqNode{l: left.n, r: right.n}, clsBool, left.start)
 	if ne {
-		e = p.make(&notNode{x: e.n}, clsBool, left.start)
+		e = p.build(&notNode{x: e.n}, clsBool, left.start)
 	}
 	return e
 }
@@ -64,10 +64,10 @@ func (p *parser) between(v, low, high expr, not bool, pos int) expr {
 	}
 	if not {
 		lt, gt := p.ordered(opLt, v, low), p.ordered(opGt, v, high)
-		return p.make(&orNode{xs: []node{lt.n, gt.n}}, clsBool, v.start)
+		return p.build(&orNode{xs: []node{lt.n, gt.n}}, clsBool, v.start)
 	}
 	ge, le := p.ordered(opGe, v, low), p.ordered(opLe, v, high)
-	return p.make(&andNode{xs: []node{ge.n, le.n}}, clsBool, v.start)
+	return p.build(&andNode{xs: []node{ge.n, le.n}}, clsBool, v.start)
 }
 
 func (p *parser) checkBounds(low, high expr, pos int) {
@@ -93,5 +93,5 @@ func (p *parser) in(left expr, list []string, not bool) expr {
 	if left.class != clsProp {
 		failf(left.start, "IN needs a property on its left, not %s", p.text(left))
 	}
-	return p.make(newInNode(left.n.(*propNode).name, not, list), clsBool, left.start)
+	return p.build(newInNode(left.n.(*propNode).name, not, list), clsBool, left.start)
 }

@@ -80,9 +80,10 @@
 //     matches b = 'x' whatever a holds, while `a > 5 OR b = 'x'` does not
 //     match a = 'abc'. Also a failure: TRUE or FALSE (or a condition) on
 //     the left of = with a string on the right.
-//   - <, <=, >, >= with a NULL side are NULL. x = NULL-valued is FALSE,
-//     a NULL-valued left side makes = NULL, and NULL = NULL is TRUE, so
-//     `a = b` matches when both are missing.
+//   - <, <=, >, >= with a NULL side are NULL. = is asymmetric, as in
+//     RocketMQ: NULL on the right only is FALSE (so `'x' <> a` matches a
+//     message without a), NULL on the left only is NULL, and NULL on both
+//     sides is TRUE (so `a = b` matches when both are missing).
 //   - IS NULL and IS NOT NULL are never NULL.
 //   - BETWEEN is >= AND <=; NOT BETWEEN is < OR >.
 //   - IN and NOT IN are NULL for a missing property.
@@ -108,8 +109,8 @@
 // RocketMQ's parser stops after the first complete expression and
 // silently ignores the rest, so `a = 1 b = 2` filters on a alone and
 // `upper(a) = 'X'` compiles as the bare property upper. Here both are
-// syntax errors, the second naming the unknown function. Character
-// offsets count bytes, not UTF-16 units.
+// syntax errors, the second naming the unknown function. Error positions
+// are byte positions (RocketMQ reports a line and a column).
 //
 // # Limits
 //

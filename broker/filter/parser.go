@@ -134,9 +134,9 @@ func (p *parser) enter(pos int) {
 	}
 }
 
-// make counts a node and wraps it as an operand spanning start to the
+// build counts a node and wraps it as an operand spanning start to the
 // last token taken.
-func (p *parser) make(n node, class exprClass, start int) expr {
+func (p *parser) build(n node, class exprClass, start int) expr {
 	if p.nodes++; p.nodes > MaxNodes {
 		limitf(start, "more than %d operators and operands", MaxNodes)
 	}
@@ -171,7 +171,7 @@ func (p *parser) parseChain(op tokKind, operand func() expr, mk func([]node) nod
 		p.take()
 		xs = append(xs, p.asBool(operand()).n)
 	}
-	return p.make(mk(xs), clsBool, first.start)
+	return p.build(mk(xs), clsBool, first.start)
 }
 
 func (p *parser) parseEquality() expr {
@@ -202,9 +202,9 @@ func (p *parser) isNull(left expr) expr {
 		not = true
 	}
 	p.expect(tNull, "NULL")
-	e := p.make(&isNullNode{x: left.n}, clsBool, left.start)
+	e := p.build(&isNullNode{x: left.n}, clsBool, left.start)
 	if not {
-		e = p.make(&notNode{x: e.n}, clsBool, left.start)
+		e = p.build(&notNode{x: e.n}, clsBool, left.start)
 	}
 	return e
 }
@@ -277,7 +277,7 @@ func (p *parser) comparison(left expr, op tokKind, not bool, pos int) expr {
 		return p.in(left, p.inList(), not)
 	}
 	lit := unquote(p.expect(tString, "a string literal").text)
-	return p.make(&strOpNode{op: strOpOf(op), not: not, x: left.n, lit: lit}, clsBool, left.start)
+	return p.build(&strOpNode{op: strOpOf(op), not: not, x: left.n, lit: lit}, clsBool, left.start)
 }
 
 // inList parses "(" string { "," string } ")".
@@ -314,16 +314,16 @@ func (p *parser) parseUnary() expr {
 	case tMinus:
 		return p.negate(x, t.pos)
 	}
-	return p.make(&notNode{x: p.asBool(x).n}, clsBool, t.pos)
+	return p.build(&notNode{x: p.asBool(x).n}, clsBool, t.pos)
 }
 
 // negate builds unary minus. A negated literal is folded, but it is no
 // longer a literal to the checks: RocketMQ sees a UnaryExpression there.
 func (p *parser) negate(x expr, pos int) expr {
 	if v, ok := x.constValue(); ok {
-		return p.make(&constNode{v: negate(v)}, clsOther, pos)
+		return p.build(&constNode{v: negate(v)}, clsOther, pos)
 	}
-	return p.make(&negNode{x: x.n}, clsOther, pos)
+	return p.build(&negNode{x: x.n}, clsOther, pos)
 }
 
 func (p *parser) parsePrimary() expr {
@@ -343,7 +343,7 @@ func (p *parser) parsePrimary() expr {
 		if p.peek(0).kind == tLParen {
 			failf(t.pos, "unknown function %q", t.text)
 		}
-		return p.make(&propNode{name: t.text}, clsProp, t.pos)
+		return p.build(&propNode{name: t.text}, clsProp, t.pos)
 	case tLParen:
 		p.enter(t.pos)
 		e := p.parseOr()
@@ -357,7 +357,7 @@ func (p *parser) parsePrimary() expr {
 }
 
 func (p *parser) literal(v value, t token) expr {
-	return p.make(&constNode{v: v}, clsConst, t.pos)
+	return p.build(&constNode{v: v}, clsConst, t.pos)
 }
 
 // intLiteral converts a DECIMAL_LITERAL as RocketMQ does: a long (the
