@@ -64,8 +64,9 @@
 //   - a = 'x', a <> 'x', a = b compare strings exactly.
 //   - A property compared with a number is parsed as that number's type,
 //     with Java's rules: against an int literal (a > 5, a = 5) with
-//     Integer.valueOf, so "5.5", " 5" or "3000000000" fail; against a
-//     long literal with Long.valueOf; against a float literal (a > 5.0)
+//     Integer.valueOf, so "5.5", " 5" or "3000000000" fail (and "٤٢" is
+//     42: Java takes any decimal digit of the BMP); against a long
+//     literal with Long.valueOf; against a float literal (a > 5.0)
 //     with Double.valueOf, which trims, and accepts exponents, NaN,
 //     Infinity, hex floats and a trailing d/f. Two properties ordered
 //     with <, <=, >, >= are both parsed as doubles. Numbers of different
