@@ -165,10 +165,11 @@ func (b *Broker) build() error {
 	txns := newTxnService(rep, b.store, b.meta, records, b.log)
 	b.send = &sendService{rep: rep, topics: topics, records: records, retries: retries, registered: b.reg.signal,
 		autoCreateOn: cfg.AutoCreateTopic, queueNums: cfg.DefaultQueueNums, log: b.log}
+	subs := subscriptions{propertyFilter: cfg.EnablePropertyFilter}
 	b.pull = &pullService{store: b.store, meta: b.meta, topics: topics, consumers: consumers, offsets: b.offsets,
-		longPoll: cfg.LongPollingEnabled, stop: b.bg.stop}
+		subs: subs, longPoll: cfg.LongPollingEnabled, stop: b.bg.stop}
 	b.clients = &clientService{rep: rep, meta: b.meta, topics: topics, consumers: consumers, producers: newProducerManager(),
-		creating: newFlight(), registerAll: b.reg.registerAll, expiry: cfg.ClientChannelExpiry, log: b.log}
+		creating: newFlight(), subs: subs, registerAll: b.reg.registerAll, expiry: cfg.ClientChannelExpiry, log: b.log}
 	b.runtime = &runtimeInfo{rep: rep, store: b.store, puts: &b.send.puts, cluster: cfg.Cluster}
 	checker := &txnChecker{txnService: txns, producers: b.clients.producers, timeout: cfg.TransactionTimeout,
 		interval: cfg.TransactionCheckInterval, max: int32(cfg.TransactionCheckMax)}

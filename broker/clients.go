@@ -42,6 +42,7 @@ type clientService struct {
 	consumers *consumerManager
 	producers *producerManager
 	creating  *flight // %RETRY% topic creations
+	subs      subscriptions
 	// registerAll publishes routes now (a retry topic created here).
 	registerAll func(ctx context.Context)
 	expiry      time.Duration
@@ -79,7 +80,7 @@ func (s *clientService) heartbeat(ctx context.Context, c *remoting.Conn, req *re
 		}
 		subs := make(map[string]*subscription, len(cd.SubscriptionDataSet))
 		for _, sd := range cd.SubscriptionDataSet {
-			sub := subscriptionOf(sd)
+			sub := s.subs.fromHeartbeat(sd)
 			subs[sub.Topic] = sub
 		}
 		ch := &clientChannel{

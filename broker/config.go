@@ -84,6 +84,10 @@ type Config struct {
 	MaxMessageSize int
 	// LongPollingEnabled holds pulls that find nothing (default true).
 	LongPollingEnabled bool
+	// EnablePropertyFilter evaluates SQL92 subscriptions on the broker
+	// (RocketMQ's enablePropertyFilter; default true). Off, an SQL92
+	// subscription's pulls are refused.
+	EnablePropertyFilter bool
 	// ClientChannelExpiry drops clients silent for this long (120 s).
 	ClientChannelExpiry time.Duration
 	// ForwardTimeout bounds a write forwarded to the leader (3 s).
@@ -123,19 +127,20 @@ type Config struct {
 // must still be set.
 func DefaultConfig() Config {
 	return Config{
-		Cluster:             "DefaultCluster",
-		BrokerName:          "broker-a",
-		ListenAddr:          ":10911",
-		RegisterInterval:    30 * time.Second,
-		Store:               store.DefaultConfig(),
-		AutoCreateTopic:     false,
-		DefaultQueueNums:    4,
-		MaxMessageSize:      4 << 20,
-		LongPollingEnabled:  true,
-		ClientChannelExpiry: 120 * time.Second,
-		ForwardTimeout:      3 * time.Second,
-		MessageDelayLevel:   DefaultMessageDelayLevel,
-		LockExpiry:          60 * time.Second,
+		Cluster:              "DefaultCluster",
+		BrokerName:           "broker-a",
+		ListenAddr:           ":10911",
+		RegisterInterval:     30 * time.Second,
+		Store:                store.DefaultConfig(),
+		AutoCreateTopic:      false,
+		DefaultQueueNums:     4,
+		MaxMessageSize:       4 << 20,
+		LongPollingEnabled:   true,
+		EnablePropertyFilter: true,
+		ClientChannelExpiry:  120 * time.Second,
+		ForwardTimeout:       3 * time.Second,
+		MessageDelayLevel:    DefaultMessageDelayLevel,
+		LockExpiry:           60 * time.Second,
 
 		TransactionTimeout:       6 * time.Second,
 		TransactionCheckInterval: 30 * time.Second,

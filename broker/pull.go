@@ -20,6 +20,7 @@ package broker
 
 import (
 	"context"
+	"errors"
 	"strconv"
 	"sync/atomic"
 	"time"
@@ -46,6 +47,7 @@ type pullService struct {
 	topics    *topicTable
 	consumers *consumerManager
 	offsets   *offsetCommitter
+	subs      subscriptions
 	longPoll  bool
 	stop      <-chan struct{} // closes at shutdown: held pulls answer
 	held      atomic.Int64    // pulls being held
@@ -96,14 +98,28 @@ func (s *pullService) checkPull(req *remoting.Command, pr protocol.PullMessageHe
 // carries one, else the group's from its heartbeats, else nil (all).
 func (s *pullService) subscription(req *remoting.Command, pr protocol.PullMessageHeader) (*subscription, *remoting.Command) {
 	if pr.SysFlag&protocol.PullFlagSubscription != 0 {
-		sub, err := parseSubscription(pr.Topic, pr.Subscription, pr.ExpressionType)
+		sub, err := s.subs.parse(pr.Topic, pr.Subscription, pr.ExpressionType)
 		if err != nil {
-			return nil, errResponse(req, remoting.ResSubscriptionParseFailed, "parse the consumer's subscription[%s] failed, group: %s: %v", pr.Subscription, pr.ConsumerGroup, err)
+			return nil, subscriptionFailure(req, pr, err)
 		}
 		sub.ClassFilter = pr.SysFlag&protocol.PullFlagClassFilter != 0
 		return sub, nil
 	}
-	return s.consumers.subscription(pr.ConsumerGroup, pr.Topic), nil
+	sub := s.consumers.subscription(pr.ConsumerGroup, pr.Topic)
+	if sub != nil && sub.invalid != nil {
+		return nil, subscriptionFailure(req, pr, sub.invalid)
+	}
+	return sub, nil
+}
+
+// subscriptionFailure answers a pull whose subscription does not parse:
+// SUBSCRIPTION_PARSE_FAILED with the parser's remark (an SQL92 error names
+// its position), or SYSTEM_ERROR when SQL92 is switched off, as RocketMQ.
+func subscriptionFailure(req *remoting.Command, pr protocol.PullMessageHeader, err error) *remoting.Command {
+	if errors.Is(err, errPropertyFilterOff) {
+		return errResponse(req, remoting.ResSystemError, "%v", err)
+	}
+	return errResponse(req, remoting.ResSubscriptionParseFailed, "parse the consumer's subscription[%s] failed, group: %s: %v", pr.Subscription, pr.ConsumerGroup, err)
 }
 
 // pullHeld reads the queue and, when the pull may be suspended and found
@@ -120,10 +136,7 @@ func (s *pullService) pullHeld(ctx context.Context, pr protocol.PullMessageHeade
 		limit = min(limit, shortPoll)
 	}
 	key := dledger.QueueKey{Topic: pr.Topic, QueueID: pr.QueueID}
-	var filter store.Filter
-	if sub != nil {
-		filter = sub
-	}
+	filter := sub.filter()
 	var timer *time.Timer
 	defer func() {
 		if timer != nil {

@@ -3,13 +3,16 @@ package broker
 import (
 	"fmt"
 
+	"github.com/raftmq/raftmq/broker/filter"
 	"github.com/raftmq/raftmq/message"
 	"github.com/raftmq/raftmq/protocol"
 	"github.com/raftmq/raftmq/store"
 )
 
-// subscription is a parsed subscription: which tag hashes a consumer of a
-// topic wants. It is the store.Filter of the consumer's pulls.
+// subscription is a parsed subscription: which messages a consumer of a
+// topic wants. A TAG expression is decided on the consumequeue's tag
+// hashes; an SQL92 expression on each message's properties (the store
+// reads them). It is the store.Filter of the consumer's pulls.
 type subscription struct {
 	Topic          string
 	SubString      string
@@ -19,22 +22,34 @@ type subscription struct {
 	all            bool
 	tags           []string
 	codes          map[int64]bool
+	sql            *filter.Expression
+	// invalid is why a heartbeat's subscription did not parse: pulls
+	// that rely on it are refused with it.
+	invalid error
 }
 
-var _ store.Filter = (*subscription)(nil)
+var (
+	_ store.Filter         = (*subscription)(nil)
+	_ store.PropertyFilter = (*sqlSubscription)(nil)
+)
 
-// subscriptionOf turns heartbeat subscription data into a filter. The tag
+// subscriptions parses subscription expressions: tags always, SQL92 when
+// the broker's property filter is on (Config.EnablePropertyFilter).
+type subscriptions struct {
+	propertyFilter bool
+}
+
+// fromHeartbeat turns heartbeat subscription data into a filter. The tag
 // hashes are taken from the codeSet when it has them, and computed from
-// the expression otherwise.
-func subscriptionOf(sd protocol.SubscriptionData) *subscription {
-	s, err := parseSubscription(sd.Topic, sd.SubString, sd.ExpressionType)
+// the expression otherwise. One that does not parse is kept with its
+// error, which the group's pulls then get.
+func (p subscriptions) fromHeartbeat(sd protocol.SubscriptionData) *subscription {
+	s, err := p.parse(sd.Topic, sd.SubString, sd.ExpressionType)
 	if err != nil {
-		// Not a TAG expression (SQL92): the broker cannot filter it;
-		// deliver everything and let the client filter.
-		s = &subscription{Topic: sd.Topic, SubString: sd.SubString, ExpressionType: sd.ExpressionType, all: true}
+		s = &subscription{Topic: sd.Topic, SubString: sd.SubString, ExpressionType: sd.ExpressionType, invalid: err}
 	}
 	s.SubVersion, s.ClassFilter = sd.SubVersion, sd.ClassFilterMode
-	if !s.all && len(sd.CodeSet) > 0 {
+	if s.sql == nil && !s.all && s.invalid == nil && len(sd.CodeSet) > 0 {
 		codes := make(map[int64]bool, len(sd.CodeSet))
 		for _, c := range sd.CodeSet {
 			codes[c] = true
@@ -44,15 +59,26 @@ func subscriptionOf(sd protocol.SubscriptionData) *subscription {
 	return s
 }
 
-// parseSubscription parses a TAG expression ("*", "", or "A || B"), as
-// RocketMQ's FilterAPI.buildSubscriptionData. Other expression types are
-// refused: this broker filters by tag only.
-func parseSubscription(topic, expr, exprType string) (*subscription, error) {
+// parse parses an expression of exprType: TAG ("*", "", or "A || B", as
+// RocketMQ's FilterAPI.buildSubscriptionData) or SQL92.
+func (p subscriptions) parse(topic, expr, exprType string) (*subscription, error) {
 	if exprType == "" {
 		exprType = protocol.ExprTag
 	}
 	s := &subscription{Topic: topic, SubString: expr, ExpressionType: exprType}
-	if exprType != protocol.ExprTag {
+	switch exprType {
+	case protocol.ExprTag:
+	case protocol.ExprSQL92:
+		if !p.propertyFilter {
+			return nil, errPropertyFilterOff
+		}
+		sql, err := filter.Compile(expr)
+		if err != nil {
+			return nil, err
+		}
+		s.sql = sql
+		return s, nil
+	default:
 		return nil, fmt.Errorf("the broker does not support consumer to filter message by %s", exprType)
 	}
 	tags, all, err := protocol.ParseTagExpression(expr)
@@ -70,6 +96,21 @@ func parseSubscription(topic, expr, exprType string) (*subscription, error) {
 	return s, nil
 }
 
+// errPropertyFilterOff is RocketMQ's answer to an SQL92 subscription on a
+// broker with enablePropertyFilter false.
+var errPropertyFilterOff = fmt.Errorf("the broker does not support consumer to filter message by %s (enablePropertyFilter is false)", protocol.ExprSQL92)
+
+// filter returns the store.Filter of s: s itself, or its SQL92 form.
+func (s *subscription) filter() store.Filter {
+	if s == nil {
+		return nil
+	}
+	if s.sql != nil {
+		return (*sqlSubscription)(s)
+	}
+	return s
+}
+
 // MatchesAll implements store.Filter.
 func (s *subscription) MatchesAll() bool { return s == nil || s.all || s.ClassFilter }
 
@@ -80,4 +121,19 @@ func (s *subscription) Matches(tagsCode int64) bool {
 		return true
 	}
 	return s.codes[tagsCode]
+}
+
+// sqlSubscription is an SQL92 subscription as a store.PropertyFilter: the
+// consumequeue cannot decide it, every message's properties are read.
+type sqlSubscription subscription
+
+// MatchesAll implements store.Filter.
+func (s *sqlSubscription) MatchesAll() bool { return false }
+
+// Matches implements store.Filter: tags are a property like any other.
+func (s *sqlSubscription) Matches(int64) bool { return true }
+
+// MatchesProperties implements store.PropertyFilter.
+func (s *sqlSubscription) MatchesProperties(props message.EncodedProperties) bool {
+	return s.sql.Matches(props)
 }

@@ -168,3 +168,19 @@ func findProperty(props []byte, key string) (string, bool) {
 	}
 	return string(val), found
 }
+
+// EncodedProperties is a record's PROPERTIES bytes, read in place: Get
+// finds one property without decoding the others into a map (what a
+// filter evaluating a few properties per message wants).
+type EncodedProperties []byte
+
+// Get returns a property's value; the last occurrence wins, as in
+// DecodeProperties.
+func (p EncodedProperties) Get(name string) (string, bool) { return findProperty(p, name) }
+
+// RecordProperties returns the PROPERTIES bytes of the record at the start
+// of rec, aliasing it.
+func RecordProperties(rec []byte) (EncodedProperties, error) {
+	_, props, err := recordTail(rec)
+	return props, err
+}

@@ -128,3 +128,25 @@ func TestRecordAccessorsTruncated(t *testing.T) {
 		}
 	}
 }
+
+func TestRecordProperties(t *testing.T) {
+	m := &MessageExt{Message: Message{Topic: "t", Body: []byte("body"), Properties: map[string]string{"a": "1", "TAGS": "x"}},
+		BornHost: netip.MustParseAddrPort("127.0.0.1:1"), StoreHost: netip.MustParseAddrPort("127.0.0.1:2")}
+	rec, err := AppendExt(nil, m)
+	if err != nil {
+		t.Fatal(err)
+	}
+	p, err := RecordProperties(rec)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if v, ok := p.Get("a"); !ok || v != "1" {
+		t.Fatalf("a = %q %v", v, ok)
+	}
+	if _, ok := p.Get("missing"); ok {
+		t.Fatal("missing property found")
+	}
+	if _, err := RecordProperties(rec[:len(rec)-1]); err == nil {
+		t.Fatal("truncated record decoded")
+	}
+}

@@ -5,6 +5,7 @@ import (
 	"fmt"
 
 	"github.com/raftmq/raftmq/commitlog"
+	"github.com/raftmq/raftmq/message"
 )
 
 // GetStatus is how a read of a queue ended, as RocketMQ's
@@ -53,6 +54,15 @@ type Filter interface {
 	MatchesAll() bool
 	// Matches reports whether an entry with this tag hash matches.
 	Matches(tagsCode int64) bool
+}
+
+// PropertyFilter is a Filter that also decides on a message's properties
+// (an SQL92 subscription): entries its Matches lets through are read and
+// kept only if MatchesProperties agrees, as RocketMQ's
+// isMatchedByCommitLog.
+type PropertyFilter interface {
+	Filter
+	MatchesProperties(props message.EncodedProperties) bool
 }
 
 // GetResult is the outcome of GetMessage.
@@ -149,6 +159,9 @@ func scanLimit(maxMsgs int32, f Filter) int {
 // returns how many entries it consumed. Entries whose bytes retention
 // removed are skipped, like RocketMQ skipping to the next commitlog file.
 func (s *Store) readRecords(entries []Entry, maxMsgs int32, f Filter) (GetStatus, int, []byte, error) {
+	if pf, ok := f.(PropertyFilter); ok {
+		return s.readFiltered(entries, maxMsgs, pf)
+	}
 	status := NoMatchedMessage
 	var body []byte
 	var spans []commitlog.Span
@@ -204,6 +217,50 @@ func (s *Store) readRecords(entries []Entry, maxMsgs int32, f Filter) (GetStatus
 		for i < j && entries[i].CommitOffset <= spans[n].CommitOffset {
 			i++
 		}
+	}
+	return status, i, body, nil
+}
+
+// readFiltered is readRecords for a PropertyFilter: every entry that
+// passes the tag check is read into a scratch buffer and its properties
+// evaluated; the matching records are copied into the body. It stops at
+// maxMsgs matches or MaxGetBytes, like readRecords.
+func (s *Store) readFiltered(entries []Entry, maxMsgs int32, f PropertyFilter) (GetStatus, int, []byte, error) {
+	status := NoMatchedMessage
+	var body, scratch []byte
+	count, removed := 0, false
+	maxMsgs = min(max(maxMsgs, 1), MaxGetMessages)
+	i := 0
+	for ; i < len(entries); i++ {
+		e := entries[i]
+		if !f.Matches(e.TagsCode) {
+			continue
+		}
+		if count > 0 && (count >= int(maxMsgs) || len(body)+int(e.Size) > MaxGetBytes) {
+			break
+		}
+		rec, err := s.clog.ReadMessage(scratch[:0], e.CommitOffset, int(e.Size))
+		if errors.Is(err, ErrRemoved) {
+			removed = true
+			continue
+		}
+		if err != nil {
+			return Failed, 0, nil, err
+		}
+		scratch = rec
+		props, err := message.RecordProperties(rec)
+		if err != nil {
+			return Failed, 0, nil, fmt.Errorf("record at commit offset %d: %w", e.CommitOffset, err)
+		}
+		if !f.MatchesProperties(props) {
+			continue
+		}
+		body = append(body, rec...)
+		count++
+		status = Found
+	}
+	if count == 0 && removed {
+		status = MessageWasRemoving
 	}
 	return status, i, body, nil
 }
