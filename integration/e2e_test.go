@@ -44,6 +44,12 @@ func newOfficialProducer(t *testing.T, nsAddr, group string) rocketmq.Producer {
 // returns the messages by their "idx" property.
 func consumeAll(t *testing.T, nsAddr, topic, group string, want map[int]bool, d time.Duration) map[int]*primitive.MessageExt {
 	t.Helper()
+	return consumeSelected(t, nsAddr, topic, group, consumer.MessageSelector{Type: consumer.TAG, Expression: "*"}, want, d)
+}
+
+// consumeSelected is consumeAll with a subscription selector.
+func consumeSelected(t *testing.T, nsAddr, topic, group string, sel consumer.MessageSelector, want map[int]bool, d time.Duration) map[int]*primitive.MessageExt {
+	t.Helper()
 	var mu sync.Mutex
 	got := map[int]*primitive.MessageExt{}
 	done := make(chan struct{})
@@ -58,7 +64,7 @@ func consumeAll(t *testing.T, nsAddr, topic, group string, want map[int]bool, d 
 	if err != nil {
 		t.Fatal(err)
 	}
-	err = c.Subscribe(topic, consumer.MessageSelector{Type: consumer.TAG, Expression: "*"},
+	err = c.Subscribe(topic, sel,
 		func(_ context.Context, msgs ...*primitive.MessageExt) (consumer.ConsumeResult, error) {
 			mu.Lock()
 			defer mu.Unlock()
