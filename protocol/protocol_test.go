@@ -170,3 +170,15 @@ func TestTransactionHeadersRoundTrip(t *testing.T) {
 		t.Fatalf("check = %+v, %v", got, err)
 	}
 }
+
+func TestReplyHeaderRoundTrip(t *testing.T) {
+	r := ReplyMessageHeader{ProducerGroup: "pg", Topic: ReplyTopic("c"), DefaultTopic: DefaultTopic, DefaultTopicQueueNums: 4,
+		QueueID: 1, SysFlag: 0, BornTimestamp: 5, Flag: 2, Properties: "a\x01b\x02", ReconsumeTimes: 0, UnitMode: false,
+		BornHost: "1.2.3.4:5", StoreHost: "6.7.8.9:10", StoreTimestamp: 11}
+	if got, err := DecodeReplyMessageHeader(r.Ext()); err != nil || got != r {
+		t.Fatalf("reply = %+v, %v", got, err)
+	}
+	if r.Topic != "c_REPLY_TOPIC" {
+		t.Fatalf("reply topic %q", r.Topic)
+	}
+}
