@@ -174,9 +174,11 @@ func (b *Broker) build() error {
 	checker := &txnChecker{txnService: txns, producers: b.clients.producers, timeout: cfg.TransactionTimeout,
 		interval: cfg.TransactionCheckInterval, max: int32(cfg.TransactionCheckMax)}
 	b.leader = &leaderTerms{node: b.node, onChange: b.locks.clear, log: b.log,
-		services: append(delays.services(), leaderService{"timer", b.timers.run}, leaderService{"transaction-check", checker.run})}
+		services: append(delays.services(), leaderService{"timer", b.timers.run}, leaderService{"transaction-check", checker.run},
+			leaderService{"system-topics", newSystemTopics(rep, topics, cfg.Cluster, cfg.TraceTopicEnable, b.reg.signal, b.log).run})}
 	for _, s := range []interface{ register(mux) }{
 		b.send, b.pull, retries, txns, b.clients, b.runtime,
+		&replyService{send: b.send, producers: b.clients.producers, store: cfg.StoreReplyMessage, log: b.log},
 		&offsetService{rep: rep, store: b.store, meta: b.meta, committer: b.offsets},
 		&delayOffsets{meta: b.meta, levels: levels},
 		&lockService{rep: rep, locks: b.locks},

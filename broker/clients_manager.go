@@ -272,6 +272,19 @@ func (p *producerManager) conn(group string) *remoting.Conn {
 	return best.conn
 }
 
+// connOf returns the connection of the client with this id, in any
+// producer group, nil when it is not connected here.
+func (p *producerManager) connOf(clientID string) *remoting.Conn {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	for _, g := range p.groups {
+		if ch := g[clientID]; ch != nil {
+			return ch.conn
+		}
+	}
+	return nil
+}
+
 func (p *producerManager) unregister(group, clientID string) {
 	p.mu.Lock()
 	defer p.mu.Unlock()

@@ -88,6 +88,14 @@ type Config struct {
 	// (RocketMQ's enablePropertyFilter; default true). Off, an SQL92
 	// subscription's pulls are refused.
 	EnablePropertyFilter bool
+	// StoreReplyMessage also stores request-reply replies in the reply
+	// topic after pushing them (RocketMQ's storeReplyMessageEnable;
+	// default true).
+	StoreReplyMessage bool
+	// TraceTopicEnable creates RMQ_SYS_TRACE_TOPIC for the clients'
+	// message trace (RocketMQ's traceTopicEnable, which defaults to false
+	// there; true here, so a client's trace hook works out of the box).
+	TraceTopicEnable bool
 	// ClientChannelExpiry drops clients silent for this long (120 s).
 	ClientChannelExpiry time.Duration
 	// ForwardTimeout bounds a write forwarded to the leader (3 s).
@@ -137,6 +145,8 @@ func DefaultConfig() Config {
 		MaxMessageSize:       4 << 20,
 		LongPollingEnabled:   true,
 		EnablePropertyFilter: true,
+		StoreReplyMessage:    true,
+		TraceTopicEnable:     true,
 		ClientChannelExpiry:  120 * time.Second,
 		ForwardTimeout:       3 * time.Second,
 		MessageDelayLevel:    DefaultMessageDelayLevel,

@@ -126,9 +126,14 @@ func TestPull(t *testing.T) {
 				r.ExtFields["maxMsgNums"] = "lots"
 				return r
 			}(), remoting.ResSystemError},
-			{"SQL92 subscription", func() *remoting.Command {
-				r := pullReq(pullArgs{topic: topic, sysFlag: 4, sub: "a > 1"})
+			{"bad SQL92 subscription", func() *remoting.Command {
+				r := pullReq(pullArgs{topic: topic, sysFlag: 4, sub: "a > "})
 				r.ExtFields["expressionType"] = "SQL92"
+				return r
+			}(), remoting.ResSubscriptionParseFailed},
+			{"unknown expression type", func() *remoting.Command {
+				r := pullReq(pullArgs{topic: topic, sysFlag: 4, sub: "a"})
+				r.ExtFields["expressionType"] = "JSONPATH"
 				return r
 			}(), remoting.ResSubscriptionParseFailed},
 		}
