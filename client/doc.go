@@ -1,5 +1,5 @@
-// Package client is raftmq's Go SDK: a Producer, push and pull consumers,
-// and an Admin. It speaks Apache RocketMQ 4.x's
+// Package client is raftmq's Go SDK: a Producer, a TransactionProducer,
+// push and pull consumers, and an Admin. It speaks Apache RocketMQ 4.x's
 // remoting protocol, so it also works against RocketMQ brokers.
 //
 // # Model
@@ -11,7 +11,7 @@
 // message queue is (topic, brokerName, queueId); it lives on the group, not
 // on a node, so it survives leader changes.
 //
-// Every client (a Producer, an Admin, a consumer) owns one core: one
+// Every client (a producer, an Admin, a consumer) owns one core: one
 // remoting connection per address, a route cache, the client id
 // ("ip@instance", the instance defaulting to the process id), a route
 // refresh every 30 s and a HEART_BEAT to every known broker node every 30 s
@@ -27,10 +27,12 @@
 // (WithNameServers, WithLogger, WithRequestTimeout, ...) goes to any
 // constructor, a MemberOpt (WithInstanceName, WithHeartbeatInterval,
 // WithRouteRefreshInterval) to a producer or a consumer but not to an
-// Admin, which runs no loops, a ProducerOpt (WithSendTimeout,
-// WithSelector, ...) to NewProducer, a ConsumerOpt (WithConsumeFrom, WithMessageModel, ...) to
-// either consumer, a PushConsumerOpt (WithConsumeGoroutines, WithOrderly,
-// ...) to NewPushConsumer only. Each option's doc names its default.
+// Admin, which runs no loops, a SendOpt (WithSendTimeout, WithSelector,
+// ...) to either producer, a ProducerOpt (WithAsyncBatching) to
+// NewProducer only, a TransactionProducerOpt (WithCheckWorkers) to
+// NewTransactionProducer only, a ConsumerOpt (WithConsumeFrom,
+// WithMessageModel, ...) to either consumer, a PushConsumerOpt
+// (WithConsumeGoroutines, WithOrderly, ...) to NewPushConsumer only. Each option's doc names its default.
 // Every call takes a context; sends are also bounded by the send timeout
 // and other requests by the request timeout, whichever ends first.
 //
@@ -71,6 +73,49 @@
 // failed or answered slowly is skipped for a while), HashSelector for
 // per-key ordering, or any Selector. Bodies over 4 KiB are zlib-compressed;
 // each message gets a UNIQ_KEY (its msgId).
+//
+// # Transactions
+//
+// A TransactionProducer sends RocketMQ 4.x transactional messages. The
+// message goes as a half message, which the broker stores but does not
+// deliver; once it is stored the executor runs the local transaction, and
+// its decision goes to the broker in END_TRANSACTION:
+//
+//	producer                                      broker group (leader)
+//	SEND_MESSAGE_V2 TRAN_MSG=true PGROUP=pg    →  stores the half message
+//	  sysFlag |= 0x4 (prepared)
+//	                                           ←  msgId (UNIQ_KEY), offsetMsgId,
+//	                                              queueOffset, transactionId
+//	executor(ctx, msg, arg)
+//	END_TRANSACTION commitOrRollback 8|12|0    →  8: delivers it to its topic
+//	  tranStateTableOffset = queueOffset          12: discards it
+//	  commitLogOffset from offsetMsgId            0: holds it in doubt
+//	  msgId, transactionId
+//	  fromTransactionCheck=false
+//
+//	later, for a half in doubt, to any producer of the group
+//	                                           ←  CHECK_TRANSACTION_STATE (oneway),
+//	                                              body: the half message
+//	checker(ctx, msg)
+//	END_TRANSACTION fromTransactionCheck=true  →  on the connection the check came on
+//
+//	tp, err := client.NewTransactionProducer("pg", execute, check, client.WithNameServers("127.0.0.1:9876"))
+//	...
+//	res, err := tp.SendMessageInTransaction(ctx, msg, order)
+//	// err: the half was not stored and execute did not run.
+//	// res.State: execute's decision; res.EndErr: END_TRANSACTION was not
+//	// delivered, and the broker's check-back will decide.
+//
+// END_TRANSACTION fails over like a send, within a send timeout of its
+// own. Commit and rollback go as requests, so a refusal is seen;
+// unknown goes oneway, because RocketMQ brokers do not answer it (nor a
+// check-back's unknown). A half stored with a status other than SendOK is
+// rolled back without running the executor, as the official clients do.
+// Check-backs wait in a queue of CheckQueueSize for the checker's workers
+// (one by default, WithCheckWorkers); one that finds the queue full, or
+// names another producer group, is dropped and logged: the broker asks
+// again. A panic in the executor or the checker counts as
+// UnknownTransaction.
 //
 // # Consuming
 //

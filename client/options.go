@@ -14,20 +14,23 @@ import (
 // Options are typed by the kind of client they configure, so that an
 // option a kind does not read is a compile error rather than ignored:
 //
-//	Opt                        every client (NewAdmin and the three below)
+//	Opt                        every client (NewAdmin and the ones below)
 //	└── MemberOpt              a group member: a producer or a consumer
-//	    ├── ProducerOpt        NewProducer
+//	    ├── SendOpt            both producers
+//	    │   ├── ProducerOpt        NewProducer
+//	    │   └── TransactionProducerOpt  NewTransactionProducer
 //	    └── ConsumerOpt        both consumers
 //	        ├── PushConsumerOpt    NewPushConsumer
 //	        └── PullConsumerOpt    NewPullConsumer
 //
-// An Opt is also a MemberOpt; a MemberOpt is also a ProducerOpt and a
-// ConsumerOpt; a ConsumerOpt is also a PushConsumerOpt and a
+// An Opt is also a MemberOpt; a MemberOpt is also a SendOpt and a
+// ConsumerOpt; a SendOpt is also a ProducerOpt and a
+// TransactionProducerOpt; a ConsumerOpt is also a PushConsumerOpt and a
 // PullConsumerOpt. Options about a client id, routes kept up to date and
 // heartbeats are MemberOpts: an Admin has none of them. The common options are in this
 // file, the others beside their client kind (producer_options.go,
-// consumer_options.go, push_consumer_options.go). Each option's doc comment
-// names its default; a nil option is skipped.
+// transaction_options.go, consumer_options.go, push_consumer_options.go).
+// Each option's doc comment names its default; a nil option is skipped.
 
 // Opt configures any client: an Admin, a Producer or a consumer.
 type Opt interface {
@@ -39,12 +42,23 @@ type Opt interface {
 // have a client id, keep their routes fresh and heartbeat the brokers.
 // Every Opt is one.
 type MemberOpt interface {
-	ProducerOpt
+	SendOpt
 	ConsumerOpt
 }
 
-// ProducerOpt configures a Producer (NewProducer). Every Opt is one.
+// SendOpt configures either producer (NewProducer,
+// NewTransactionProducer): how messages are sent. Every MemberOpt is one.
+type SendOpt interface {
+	ProducerOpt
+	TransactionProducerOpt
+}
+
+// ProducerOpt configures a Producer (NewProducer). Every SendOpt is one.
 type ProducerOpt interface{ applyProducer(*producerConfig) }
+
+// TransactionProducerOpt configures a TransactionProducer
+// (NewTransactionProducer). Every SendOpt is one.
+type TransactionProducerOpt interface{ applyTransaction(*txConfig) }
 
 // ConsumerOpt configures either consumer (NewPushConsumer,
 // NewPullConsumer). Every Opt is one.
@@ -66,6 +80,7 @@ type opt func(*config)
 
 func (o opt) apply(c *config)                 { o(c) }
 func (o opt) applyProducer(c *producerConfig) { o(&c.config) }
+func (o opt) applyTransaction(c *txConfig)    { o(&c.config) }
 func (o opt) applyPush(c *pushConfig)         { o(&c.config) }
 func (o opt) applyPull(c *pullConfig)         { o(&c.config) }
 
@@ -74,6 +89,7 @@ func (o opt) applyPull(c *pullConfig)         { o(&c.config) }
 type memberOpt func(*config)
 
 func (o memberOpt) applyProducer(c *producerConfig) { o(&c.config) }
+func (o memberOpt) applyTransaction(c *txConfig)    { o(&c.config) }
 func (o memberOpt) applyPush(c *pushConfig)         { o(&c.config) }
 func (o memberOpt) applyPull(c *pullConfig)         { o(&c.config) }
 

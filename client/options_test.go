@@ -20,14 +20,16 @@ var (
 	_ MemberOpt = WithRouteRefreshInterval(time.Second)
 	_ MemberOpt = WithHeartbeatInterval(time.Second)
 
-	_ ProducerOpt = WithSendTimeout(time.Second)
-	_ ProducerOpt = WithRetries(0)
-	_ ProducerOpt = WithCompressThreshold(0)
-	_ ProducerOpt = WithCompressLevel(1)
-	_ ProducerOpt = WithMaxMessageSize(1)
-	_ ProducerOpt = WithSelector(nil)
-	_ ProducerOpt = WithFaultAvoidance(true)
+	_ SendOpt     = WithSendTimeout(time.Second)
+	_ SendOpt     = WithRetries(0)
+	_ SendOpt     = WithCompressThreshold(0)
+	_ SendOpt     = WithCompressLevel(1)
+	_ SendOpt     = WithMaxMessageSize(1)
+	_ SendOpt     = WithSelector(nil)
+	_ SendOpt     = WithFaultAvoidance(true)
 	_ ProducerOpt = WithAsyncBatching(0, 0, 0)
+
+	_ TransactionProducerOpt = WithCheckWorkers(1)
 
 	_ ConsumerOpt = WithMessageModel(Clustering)
 	_ ConsumerOpt = WithConsumeFrom(ConsumeFromFirst())
@@ -53,16 +55,19 @@ const (
 	kProducer
 	kPush
 	kPull
+	kTx
 
-	kAll      = kAdmin | kProducer | kPush | kPull
-	kMember   = kProducer | kPush | kPull
-	kConsumer = kPush | kPull
+	kAll       = kAdmin | kProducer | kTx | kPush | kPull
+	kMember    = kProducer | kTx | kPush | kPull
+	kProducers = kProducer | kTx
+	kConsumer  = kPush | kPull
 )
 
 // TestOptionKinds: every option is accepted by exactly the kinds of client
-// that read it: the common ones by all four, the producer's by NewProducer
-// only, the consumers' by both consumers, the push consumer's by
-// NewPushConsumer only.
+// that read it: the common ones by all five, the sending ones by both
+// producers, WithAsyncBatching by NewProducer only, WithCheckWorkers by
+// NewTransactionProducer only, the consumers' by both consumers, the push
+// consumer's by NewPushConsumer only.
 func TestOptionKinds(t *testing.T) {
 	for name, c := range map[string]struct {
 		o     any
@@ -75,14 +80,15 @@ func TestOptionKinds(t *testing.T) {
 		"WithDialTimeout":          {WithDialTimeout(time.Second), kAll},
 		"WithRouteRefreshInterval": {WithRouteRefreshInterval(time.Second), kMember},
 		"WithHeartbeatInterval":    {WithHeartbeatInterval(time.Second), kMember},
-		"WithSendTimeout":          {WithSendTimeout(time.Second), kProducer},
-		"WithRetries":              {WithRetries(1), kProducer},
-		"WithCompressThreshold":    {WithCompressThreshold(1), kProducer},
-		"WithCompressLevel":        {WithCompressLevel(1), kProducer},
-		"WithMaxMessageSize":       {WithMaxMessageSize(1), kProducer},
-		"WithSelector":             {WithSelector(nil), kProducer},
-		"WithFaultAvoidance":       {WithFaultAvoidance(true), kProducer},
+		"WithSendTimeout":          {WithSendTimeout(time.Second), kProducers},
+		"WithRetries":              {WithRetries(1), kProducers},
+		"WithCompressThreshold":    {WithCompressThreshold(1), kProducers},
+		"WithCompressLevel":        {WithCompressLevel(1), kProducers},
+		"WithMaxMessageSize":       {WithMaxMessageSize(1), kProducers},
+		"WithSelector":             {WithSelector(nil), kProducers},
+		"WithFaultAvoidance":       {WithFaultAvoidance(true), kProducers},
 		"WithAsyncBatching":        {WithAsyncBatching(0, 0, 0), kProducer},
+		"WithCheckWorkers":         {WithCheckWorkers(2), kTx},
 		"WithMessageModel":         {WithMessageModel(Broadcasting), kConsumer},
 		"WithConsumeFrom":          {WithConsumeFrom(ConsumeFromFirst()), kConsumer},
 		"WithAllocateStrategy":     {WithAllocateStrategy(AllocateAveragely), kConsumer},
@@ -101,21 +107,25 @@ func TestOptionKinds(t *testing.T) {
 	} {
 		_, admin := c.o.(Opt)
 		_, producer := c.o.(ProducerOpt)
+		_, tx := c.o.(TransactionProducerOpt)
 		_, push := c.o.(PushConsumerOpt)
 		_, pull := c.o.(PullConsumerOpt)
+		_, send := c.o.(SendOpt)
 		_, consumer := c.o.(ConsumerOpt)
 		_, member := c.o.(MemberOpt)
 		got := 0
 		for _, k := range []struct {
 			ok   bool
 			kind int
-		}{{admin, kAdmin}, {producer, kProducer}, {push, kPush}, {pull, kPull}} {
+		}{{admin, kAdmin}, {producer, kProducer}, {tx, kTx}, {push, kPush}, {pull, kPull}} {
 			if k.ok {
 				got |= k.kind
 			}
 		}
-		if got != c.kinds || consumer != (c.kinds&kConsumer == kConsumer) || member != (c.kinds&kMember == kMember) {
-			t.Errorf("%s applies to kinds %04b (ConsumerOpt %v, MemberOpt %v), want %04b", name, got, consumer, member, c.kinds)
+		if got != c.kinds || send != (c.kinds&kProducers == kProducers) || consumer != (c.kinds&kConsumer == kConsumer) ||
+			member != (c.kinds&kMember == kMember) {
+			t.Errorf("%s applies to kinds %05b (SendOpt %v, ConsumerOpt %v, MemberOpt %v), want %05b",
+				name, got, send, consumer, member, c.kinds)
 		}
 	}
 }
@@ -140,6 +150,11 @@ func TestOptionsReachEveryKind(t *testing.T) {
 		t.Fatalf("producer: %v, retries %d", err, pc.retries)
 	}
 	check("producer", &pc.config)
+	tc, err := newTxConfig("pg", []TransactionProducerOpt{common[0], common[1], common[2], WithRetries(5), WithCheckWorkers(3)})
+	if err != nil || tc.retries != 5 || tc.checkWorkers != 3 {
+		t.Fatalf("transaction producer: %v, retries %d, check workers %d", err, tc.retries, tc.checkWorkers)
+	}
+	check("transaction producer", &tc.config)
 	push, err := newPushConfig("cg", []PushConsumerOpt{common[0], common[1], common[2], WithPullBatchSize(7), WithConsumeGoroutines(3)})
 	if err != nil || push.pullBatch != 7 || push.goroutines != 3 {
 		t.Fatalf("push consumer: %v, pull batch %d, goroutines %d", err, push.pullBatch, push.goroutines)
@@ -166,6 +181,11 @@ func TestGroupRequired(t *testing.T) {
 	_, errs[`NewPullConsumer("")`] = NewPullConsumer("", ns)
 	_, errs[`NewPullConsumer("g/h")`] = NewPullConsumer("g/h", ns)
 	_, errs["WithSendTimeout(0)"] = NewProducer("pg", ns, WithSendTimeout(0))
+	_, errs[`NewTransactionProducer("")`] = NewTransactionProducer("", execCommit, checkCommit, ns)
+	_, errs["NewTransactionProducer(nil executor)"] = NewTransactionProducer("pg", nil, checkCommit, ns)
+	_, errs["NewTransactionProducer(nil checker)"] = NewTransactionProducer("pg", execCommit, nil, ns)
+	_, errs["WithCheckWorkers(0)"] = NewTransactionProducer("pg", execCommit, checkCommit, ns, WithCheckWorkers(0))
+	_, errs["transaction WithSendTimeout(0)"] = NewTransactionProducer("pg", execCommit, checkCommit, ns, WithSendTimeout(0))
 	_, errs["WithNameServers()"] = NewAdmin(WithNameServers())
 	_, errs["WithConsumeGoroutines(0)"] = NewPushConsumer("cg", ns, WithConsumeGoroutines(0))
 	_, errs["WithCommitInterval(0)"] = NewPushConsumer("cg", ns, WithCommitInterval(0))

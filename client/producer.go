@@ -95,6 +95,11 @@ func NewProducer(group string, opts ...ProducerOpt) (*Producer, error) {
 	if err != nil {
 		return nil, err
 	}
+	return newProducer(cfg)
+}
+
+// newProducer returns a producer configured by cfg.
+func newProducer(cfg *producerConfig) (*Producer, error) {
 	c, err := newCore(&cfg.config, "producer")
 	if err != nil {
 		return nil, err

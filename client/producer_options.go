@@ -23,7 +23,13 @@ type producerConfig struct {
 	batchLinger     time.Duration
 }
 
-// producerOpt is a ProducerOpt that only producers take.
+// sendOpt is a SendOpt: it changes what both producers read.
+type sendOpt func(*producerConfig)
+
+func (o sendOpt) applyProducer(c *producerConfig) { o(c) }
+func (o sendOpt) applyTransaction(c *txConfig)    { o(&c.producerConfig) }
+
+// producerOpt is a ProducerOpt that only a Producer takes.
 type producerOpt func(*producerConfig)
 
 func (o producerOpt) applyProducer(c *producerConfig) { o(c) }
@@ -44,10 +50,28 @@ const (
 
 // newProducerConfig resolves the options of a producer of group.
 func newProducerConfig(group string, opts []ProducerOpt) (*producerConfig, error) {
+	c, err := defaultProducerConfig(group)
+	if err != nil {
+		return nil, err
+	}
+	for _, o := range opts {
+		if o != nil {
+			o.applyProducer(c)
+		}
+	}
+	if err := c.validateAll(); err != nil {
+		return nil, err
+	}
+	return c, nil
+}
+
+// defaultProducerConfig is the configuration of a producer of group
+// before options.
+func defaultProducerConfig(group string) (*producerConfig, error) {
 	if err := checkGroup(group); err != nil {
 		return nil, err
 	}
-	c := &producerConfig{
+	return &producerConfig{
 		config:          defaultConfig(),
 		group:           group,
 		sendTimeout:     DefaultSendTimeout,
@@ -59,16 +83,15 @@ func newProducerConfig(group string, opts []ProducerOpt) (*producerConfig, error
 		failoverBackoff: defaultFailoverBackoff,
 		batchMessages:   DefaultAsyncBatchMessages,
 		batchBytes:      DefaultAsyncBatchBytes,
-	}
-	for _, o := range opts {
-		if o != nil {
-			o.applyProducer(c)
-		}
-	}
+	}, nil
+}
+
+// validateAll validates the common settings, then the producer's.
+func (c *producerConfig) validateAll() error {
 	if err := c.config.validate(); err != nil {
-		return nil, err
+		return err
 	}
-	return c, c.validate()
+	return c.validate()
 }
 
 func (c *producerConfig) validate() error {
@@ -91,8 +114,8 @@ func (c *producerConfig) validate() error {
 // context deadline that comes earlier wins); one request of it may take a
 // third of it (at least 500 ms) before the send fails over to another
 // node. Default 3 s.
-func WithSendTimeout(d time.Duration) ProducerOpt {
-	return producerOpt(func(c *producerConfig) { c.sendTimeout = d })
+func WithSendTimeout(d time.Duration) SendOpt {
+	return sendOpt(func(c *producerConfig) { c.sendTimeout = d })
 }
 
 // WithRetries sets how many times a send is retried after a retriable
@@ -100,38 +123,38 @@ func WithSendTimeout(d time.Duration) ProducerOpt {
 // failures — connection errors, timeouts, SERVICE_NOT_AVAILABLE and
 // SYSTEM_ERROR while a group elects a leader — are retried beyond this
 // count for as long as the send timeout lasts. Default 2.
-func WithRetries(n int) ProducerOpt { return producerOpt(func(c *producerConfig) { c.retries = n }) }
+func WithRetries(n int) SendOpt { return sendOpt(func(c *producerConfig) { c.retries = n }) }
 
 // WithCompressThreshold sets the body size from which single messages are
 // zlib-compressed (sysFlag bit 1). Default 4 KiB; a non-positive value turns
 // compression off.
-func WithCompressThreshold(n int) ProducerOpt {
-	return producerOpt(func(c *producerConfig) { c.compressThresh = n })
+func WithCompressThreshold(n int) SendOpt {
+	return sendOpt(func(c *producerConfig) { c.compressThresh = n })
 }
 
 // WithCompressLevel sets the zlib level, 1..9. Default 5.
-func WithCompressLevel(level int) ProducerOpt {
-	return producerOpt(func(c *producerConfig) { c.compressLevel = level })
+func WithCompressLevel(level int) SendOpt {
+	return sendOpt(func(c *producerConfig) { c.compressLevel = level })
 }
 
 // WithMaxMessageSize bounds a message body (a batch: its encoded body)
 // before compression; larger sends fail with ErrMessageTooLarge without
 // reaching a broker. Default 4 MiB.
-func WithMaxMessageSize(n int) ProducerOpt {
-	return producerOpt(func(c *producerConfig) { c.maxMessageSize = n })
+func WithMaxMessageSize(n int) SendOpt {
+	return sendOpt(func(c *producerConfig) { c.maxMessageSize = n })
 }
 
 // WithSelector sets the producer's queue selector. Default: round robin
 // with latency fault avoidance (see RoundRobinSelector and HashSelector).
-func WithSelector(sel Selector) ProducerOpt {
-	return producerOpt(func(c *producerConfig) { c.selector = sel })
+func WithSelector(sel Selector) SendOpt {
+	return sendOpt(func(c *producerConfig) { c.selector = sel })
 }
 
 // WithFaultAvoidance turns the default selector's latency fault avoidance on
 // or off: a broker group that failed or answered slowly is skipped for a
 // while, as the Java client's MQFaultStrategy. Default on.
-func WithFaultAvoidance(on bool) ProducerOpt {
-	return producerOpt(func(c *producerConfig) { c.faultAvoidance = on })
+func WithFaultAvoidance(on bool) SendOpt {
+	return sendOpt(func(c *producerConfig) { c.faultAvoidance = on })
 }
 
 // WithAsyncBatching sets how SendAsync coalesces messages for one queue

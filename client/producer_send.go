@@ -112,10 +112,30 @@ func (p *Producer) prepareBatch(msgs []*message.Message) (*prepared, error) {
 }
 
 // send delivers pm with retries and failover, bounded by ctx and the send
-// timeout. Each attempt may use at most a third of the send timeout (at
-// least 500 ms), so a node that hangs leaves time to fail over; a send
-// that succeeds at once derives one context, for its attempt.
+// timeout (see retry).
 func (p *Producer) send(ctx context.Context, pm *prepared) (SendResult, error) {
+	var res SendResult
+	attempts, err := p.retry(ctx, "send to", pm.topic, func(actx context.Context, lastBroker string) (string, error) {
+		r, broker, err := p.attempt(actx, pm, lastBroker)
+		res = r
+		return broker, err
+	})
+	if err != nil {
+		return SendResult{}, err
+	}
+	res.Attempts = attempts
+	return res, nil
+}
+
+// retry runs try, one attempt of a request about topic, until it
+// succeeds, with a send's retries and failover, bounded by ctx and the
+// send timeout; it returns the attempts made. try gets the broker group
+// the previous attempt failed on ("" at first) and returns the group it
+// tried. Each attempt may use at most a third of the send timeout (at
+// least 500 ms), so a node that hangs leaves time to fail over; a request
+// that succeeds at once derives one context, for its attempt. what and
+// topic name the request in the error of one that gives up.
+func (p *Producer) retry(ctx context.Context, what, topic string, try func(actx context.Context, lastBroker string) (string, error)) (int, error) {
 	deadline := time.Now().Add(p.cfg.sendTimeout)
 	var (
 		lastBroker string
@@ -125,11 +145,10 @@ func (p *Producer) send(ctx context.Context, pm *prepared) (SendResult, error) {
 	)
 	for attempt := 1; ; attempt++ {
 		actx, cancel := withDeadline(ctx, minTime(deadline, time.Now().Add(max(p.cfg.sendTimeout/3, 500*time.Millisecond))))
-		res, broker, err := p.attempt(actx, pm, lastBroker)
+		broker, err := try(actx, lastBroker)
 		cancel()
 		if err == nil {
-			res.Attempts = attempt
-			return res, nil
+			return attempt, nil
 		}
 		if sctx == nil {
 			var scancel context.CancelFunc
@@ -138,10 +157,10 @@ func (p *Producer) send(ctx context.Context, pm *prepared) (SendResult, error) {
 		}
 		lastBroker = broker
 		if sctx.Err() != nil || p.c.isClosed() {
-			return SendResult{}, gaveUp(pm, attempt, err)
+			return attempt, gaveUp(what, topic, attempt, err)
 		}
-		if err := p.beforeRetry(sctx, pm, broker, attempt, err, &rs); err != nil {
-			return SendResult{}, err
+		if err := p.beforeRetry(sctx, what, topic, broker, attempt, err, &rs); err != nil {
+			return attempt, err
 		}
 	}
 }
@@ -153,19 +172,19 @@ type retryState struct {
 	busy    time.Duration // last pause after SYSTEM_BUSY
 }
 
-// beforeRetry prepares the next attempt of pm after attempt failed with
-// err on broker (refreshing the route, pausing as the answer asks, within
-// sctx) or returns the error to give up with.
-func (p *Producer) beforeRetry(sctx context.Context, pm *prepared, broker string, attempt int, err error, rs *retryState) error {
+// beforeRetry prepares the next attempt of a request about topic after
+// attempt failed with err on broker (refreshing the route, pausing as the
+// answer asks, within sctx) or returns the error to give up with.
+func (p *Producer) beforeRetry(sctx context.Context, what, topic, broker string, attempt int, err error, rs *retryState) error {
 	switch {
 	case isFailover(err) || isNoRoute(err):
 		// The group is changing leader: refresh at once, retry soon.
-		p.c.log.Debug("send failing over", "topic", pm.topic, "broker", broker, "attempt", attempt, "error", err)
-		if _, rerr := p.c.routes.refresh(sctx, pm.topic); rerr != nil {
-			p.c.log.Debug("route refresh failed", "topic", pm.topic, "error", rerr)
+		p.c.log.Debug("failing over", "request", what, "topic", topic, "broker", broker, "attempt", attempt, "error", err)
+		if _, rerr := p.c.routes.refresh(sctx, topic); rerr != nil {
+			p.c.log.Debug("route refresh failed", "topic", topic, "error", rerr)
 		}
 		if sleepCtx(sctx, rs.backoff) != nil {
-			return gaveUp(pm, attempt, err)
+			return gaveUp(what, topic, attempt, err)
 		}
 		rs.backoff = min(max(2*rs.backoff, p.cfg.failoverBackoff), maxFailoverBackoff)
 	case isBusy(err):
@@ -173,13 +192,13 @@ func (p *Producer) beforeRetry(sctx context.Context, pm *prepared, broker string
 		// and try again until the send timeout, outside the retry budget.
 		rs.busy = min(max(2*rs.busy, busyBackoff), maxBusyBackoff)
 		if sleepCtx(sctx, rs.busy) != nil {
-			return gaveUp(pm, attempt, err)
+			return gaveUp(what, topic, attempt, err)
 		}
 	case IsRetriable(err) && rs.retries < p.cfg.retries:
 		rs.retries++
 		var e *Error
 		if errors.As(err, &e) && e.Code == remoting.ResTopicNotExist {
-			_, _ = p.c.routes.refresh(sctx, pm.topic)
+			_, _ = p.c.routes.refresh(sctx, topic)
 		}
 	default:
 		return err
@@ -187,10 +206,10 @@ func (p *Producer) beforeRetry(sctx context.Context, pm *prepared, broker string
 	return nil
 }
 
-// gaveUp is the error of a send that ran out of time after attempt
-// attempts, the last failing with err.
-func gaveUp(pm *prepared, attempt int, err error) error {
-	return fmt.Errorf("client: send to %s gave up after %d attempts: %w", pm.topic, attempt, err)
+// gaveUp is the error of a request ("send to" topic) that ran out of time
+// after attempt attempts, the last failing with err.
+func gaveUp(what, topic string, attempt int, err error) error {
+	return fmt.Errorf("client: %s %s gave up after %d attempts: %w", what, topic, attempt, err)
 }
 
 func minTime(a, b time.Time) time.Time {
@@ -256,6 +275,11 @@ func (p *Producer) attempt(ctx context.Context, pm *prepared, lastBroker string)
 // (which forwards to the leader); when all are suspected, the leader.
 func (p *Producer) pickAddr(route *Route, broker string) (string, error) {
 	bd, ok := route.Broker(broker)
+	return p.pickGroupAddr(bd, ok, broker)
+}
+
+// pickGroupAddr is pickAddr for a group's addresses bd (ok: bd was found).
+func (p *Producer) pickGroupAddr(bd protocol.BrokerData, ok bool, broker string) (string, error) {
 	addrs := brokerAddrs(bd)
 	if !ok || len(addrs) == 0 || bd.BrokerAddrs[0] == "" {
 		return "", fmt.Errorf("%w: %s", ErrBrokerNotFound, broker)
