@@ -14,6 +14,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"sync"
 	"time"
 
 	"github.com/hashicorp/raft"
@@ -39,6 +40,9 @@ type replica struct {
 	group          string // the group's BrokerName
 	client         *remoting.Client
 	forwardTimeout time.Duration
+
+	termMu    sync.Mutex
+	readyTerm uint64 // the term this node ran a barrier in as leader
 }
 
 func (r *replica) isLeader() bool { return r.node.IsLeader() }
@@ -129,6 +133,24 @@ func (r *replica) proposeFailure(ctx context.Context, req *remoting.Command, err
 	default:
 		return errResponse(req, remoting.ResSystemError, "%v", err)
 	}
+}
+
+// ready returns a term in which this node leads and has applied
+// everything committed before it, running a barrier once per term: what
+// it reads of the applied state afterwards includes every write of
+// earlier terms (decisions made against it are then made once).
+func (r *replica) ready(ctx context.Context) (uint64, error) {
+	r.termMu.Lock()
+	defer r.termMu.Unlock()
+	if term := r.node.Raft().CurrentTerm(); r.readyTerm == term && r.isLeader() {
+		return term, nil
+	}
+	term, err := r.barrier(ctx)
+	if err != nil {
+		return 0, err
+	}
+	r.readyTerm = term
+	return term, nil
 }
 
 // barrier waits until every entry of the log is applied here and returns

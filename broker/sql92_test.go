@@ -84,7 +84,7 @@ func TestSQL92Pull(t *testing.T) {
 	// From the group's heartbeat: a pull without the subscription bit.
 	body, _ := json.Marshal(protocol.HeartbeatData{ClientID: "sqlc@1", ConsumerDataSet: []protocol.ConsumerData{{
 		GroupName: "sqlg", ConsumeType: protocol.ConsumePassively, MessageModel: protocol.Clustering,
-		ConsumeFromWhere: protocol.ConsumeFromFirstOffset,
+		ConsumeFromWhere:    protocol.ConsumeFromFirstOffset,
 		SubscriptionDataSet: []protocol.SubscriptionData{{Topic: "sql", SubString: "a >= 38", ExpressionType: protocol.ExprSQL92, TagsSet: []string{}, CodeSet: protocol.CodeSet{}}},
 	}}})
 	mustSucceed(t, g.Invoke(leader, remoting.NewRequest(remoting.ReqHeartBeat, nil, body)), "heartbeat")

@@ -78,9 +78,6 @@ type txnService struct {
 
 	locks [txnLockStripes]sync.Mutex
 	seed  maphash.Seed
-
-	termMu sync.Mutex
-	term   uint64 // the term this node ran a barrier in as leader
 }
 
 func newTxnService(rep *replica, st *store.Store, md *meta.State, records *recordBuilder, log hclog.Logger) *txnService {
@@ -100,23 +97,6 @@ func (t *txnService) lock(halfOffset int64) func() {
 	mu := &t.locks[maphash.Bytes(t.seed, b[:])%txnLockStripes]
 	mu.Lock()
 	return mu.Unlock
-}
-
-// readyTerm returns a term in which this node leads and has applied
-// everything committed before it (one barrier per term).
-func (t *txnService) readyTerm(ctx context.Context) (uint64, error) {
-	t.termMu.Lock()
-	defer t.termMu.Unlock()
-	r := t.rep.node.Raft()
-	if term := r.CurrentTerm(); t.term == term && t.rep.isLeader() {
-		return term, nil
-	}
-	term, err := t.rep.barrier(ctx)
-	if err != nil {
-		return 0, err
-	}
-	t.term = term
-	return term, nil
 }
 
 // half is a half message as END_TRANSACTION and the check-back see it.
@@ -155,7 +135,7 @@ func (t *txnService) endTransaction(ctx context.Context, _ *remoting.Conn, req *
 		}
 		return errResponse(req, remoting.ResSystemError, "commitOrRollback %d is not 0, 8 or 12", h.CommitOrRollback)
 	}
-	term, err := t.readyTerm(ctx)
+	term, err := t.rep.ready(ctx)
 	if err != nil {
 		return t.rep.proposeFailure(ctx, req, err)
 	}

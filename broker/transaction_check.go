@@ -53,7 +53,7 @@ type txnChecker struct {
 
 // run checks back until ctx ends or something fails.
 func (c *txnChecker) run(ctx context.Context) error {
-	term, err := c.readyTerm(ctx)
+	term, err := c.rep.ready(ctx)
 	if err != nil {
 		return err
 	}
