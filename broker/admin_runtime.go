@@ -50,6 +50,7 @@ func (r *runtimeInfo) table() map[string]string {
 		"brokerVersion":       brokerVersion,
 		"msgPutTotalTodayNow": strconv.FormatInt(r.puts.messages.Load(), 10),
 		"msgPutBytesTotal":    strconv.FormatInt(r.puts.bytes.Load(), 10),
+		"msgPutDuplicates":    strconv.FormatInt(r.puts.duplicates.Load(), 10),
 		"commitLogMaxOffset":  strconv.FormatInt(r.store.MaxCommitOffset(), 10),
 		"bootTimestamp":       strconv.FormatInt(startTime.UnixMilli(), 10),
 		"runtime":             formatRuntime(time.Since(startTime)),

@@ -164,7 +164,7 @@ func (b *Broker) build() error {
 	retries := &retryService{rep: rep, store: b.store, meta: b.meta, topics: topics, records: records}
 	txns := newTxnService(rep, b.store, b.meta, records, b.log)
 	b.send = &sendService{rep: rep, topics: topics, records: records, retries: retries, registered: b.reg.signal,
-		autoCreateOn: cfg.AutoCreateTopic, queueNums: cfg.DefaultQueueNums, log: b.log}
+		autoCreateOn: cfg.AutoCreateTopic, queueNums: cfg.DefaultQueueNums, dedupe: newDedupeWindow(cfg.DedupeWindow, rep, b.store), log: b.log}
 	subs := subscriptions{propertyFilter: cfg.EnablePropertyFilter}
 	b.pull = &pullService{store: b.store, meta: b.meta, topics: topics, consumers: consumers, offsets: b.offsets,
 		subs: subs, longPoll: cfg.LongPollingEnabled, stop: b.bg.stop}

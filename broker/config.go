@@ -96,6 +96,11 @@ type Config struct {
 	// message trace (RocketMQ's traceTopicEnable, which defaults to false
 	// there; true here, so a client's trace hook works out of the box).
 	TraceTopicEnable bool
+	// DedupeWindow is how long a message's unique key is remembered: a
+	// send whose keys are already stored in its topic within the window is
+	// answered with the first send's result and stored once (raftmq
+	// extension, dedupe.go; default 2 min, 0 turns it off).
+	DedupeWindow time.Duration
 	// ClientChannelExpiry drops clients silent for this long (120 s).
 	ClientChannelExpiry time.Duration
 	// ForwardTimeout bounds a write forwarded to the leader (3 s).
@@ -147,6 +152,7 @@ func DefaultConfig() Config {
 		EnablePropertyFilter: true,
 		StoreReplyMessage:    true,
 		TraceTopicEnable:     true,
+		DedupeWindow:         2 * time.Minute,
 		ClientChannelExpiry:  120 * time.Second,
 		ForwardTimeout:       3 * time.Second,
 		MessageDelayLevel:    DefaultMessageDelayLevel,
@@ -202,6 +208,9 @@ func (c Config) Validate() error {
 	}
 	if c.LockExpiry <= 0 {
 		add("LockExpiry %v must be positive", c.LockExpiry)
+	}
+	if c.DedupeWindow < 0 {
+		add("DedupeWindow %v must not be negative (0 turns it off)", c.DedupeWindow)
 	}
 	if c.TransactionTimeout <= 0 || c.TransactionCheckInterval <= 0 || c.TransactionCheckMax <= 0 {
 		add("TransactionTimeout %v, TransactionCheckInterval %v and TransactionCheckMax %d must be positive",

@@ -30,6 +30,8 @@ package broker
 // %DLQ%<group> undelayed (retry.go). A transaction half message (TRAN_MSG
 // "true") is parked in RMQ_SYS_TRANS_HALF_TOPIC until END_TRANSACTION or
 // the check-back decides it (transaction.go).
+// A send whose unique keys were stored within Config.DedupeWindow is
+// answered with the first send's result and not stored again (dedupe.go).
 // Batches follow RocketMQ and refuse delay levels, half messages and
 // %RETRY% topics (MESSAGE_ILLEGAL).
 
@@ -51,6 +53,9 @@ import (
 )
 
 const (
+	// extDuplicate marks a send answer given from the dedupe window
+	// (raftmq extension): nothing was stored, the ids are the first send's.
+	extDuplicate = "raftmqDuplicate"
 	// extBornHost carries the producer's address on a forwarded send
 	// (raftmq extension).
 	extBornHost = "raftmqBornHost"
@@ -64,8 +69,9 @@ const (
 
 // putStats counts what this node stored as leader, for runtime info.
 type putStats struct {
-	messages atomic.Int64
-	bytes    atomic.Int64
+	messages   atomic.Int64
+	bytes      atomic.Int64
+	duplicates atomic.Int64 // messages answered from the dedupe window
 }
 
 // sendService serves the send codes.
@@ -77,7 +83,8 @@ type sendService struct {
 	// registered is told when a send created a topic (re-register).
 	registered   func()
 	autoCreateOn bool
-	queueNums    int32 // DefaultQueueNums of auto-created topics
+	queueNums    int32         // DefaultQueueNums of auto-created topics
+	dedupe       *dedupeWindow // nil when Config.DedupeWindow is 0
 	log          hclog.Logger
 	puts         putStats
 }
@@ -98,6 +105,9 @@ type sendRequest struct {
 	propsErr error
 	toDLQ    bool // a %RETRY% re-send over its budget (retry.go)
 	queueID  int32
+	// uniqs are the UNIQ_KEYs of the built records, in order ("" for a
+	// message without one), for the dedupe window.
+	uniqs []string
 }
 
 // sendMessage serves codes 10, 310 and 320.
@@ -136,6 +146,18 @@ func (s *sendService) sendMessage(ctx context.Context, c *remoting.Conn, req *re
 	}
 	pctx, cancel := context.WithTimeout(ctx, sendTimeout)
 	defer cancel()
+	if s.dedupe != nil {
+		release, dup := s.dedupe.check(pctx, sr, msgs)
+		if dup != nil {
+			if dup.Code == remoting.ResSuccess {
+				s.puts.duplicates.Add(int64(len(msgs)))
+			}
+			return dup
+		}
+		if release != nil {
+			defer release()
+		}
+	}
 	res, err := s.rep.propose(pctx, &dledger.PutMessagesCommand{Messages: msgs})
 	if err != nil {
 		return s.rep.proposeFailure(ctx, req, err)

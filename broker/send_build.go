@@ -62,6 +62,7 @@ func (rb *recordBuilder) single(sr *sendRequest) ([]dledger.Message, *remoting.C
 	if err != nil {
 		return nil, errResponse(req, remoting.ResMessageIllegal, "%v", err)
 	}
+	sr.uniqs = append(sr.uniqs[:0], props[message.PropertyUniqKey])
 	return []dledger.Message{dm}, nil
 }
 
@@ -106,6 +107,7 @@ func (rb *recordBuilder) batch(sr *sendRequest) ([]dledger.Message, *remoting.Co
 			return nil, errResponse(req, remoting.ResMessageIllegal, "%s: message %d: %v", illegalRemark, i, err)
 		}
 		out = append(out, dm)
+		sr.uniqs = append(sr.uniqs, im.UniqKey())
 	}
 	return out, nil
 }

@@ -38,6 +38,7 @@ func brokerFlags() []ucli.Flag {
 		&ucli.DurationFlag{Name: "transaction-timeout", Value: def.TransactionTimeout, Usage: "age at which an undecided transaction half message is first checked back (transactionTimeOut)"},
 		&ucli.DurationFlag{Name: "transaction-check-interval", Value: def.TransactionCheckInterval, Usage: "how often undecided half messages are checked back (transactionCheckInterval)"},
 		&ucli.IntFlag{Name: "transaction-check-max", Value: def.TransactionCheckMax, Usage: "check-backs before an undecided half message is discarded to TRANS_CHECK_MAX_TIME_TOPIC (transactionCheckMax)"},
+		&ucli.DurationFlag{Name: "dedupe-window", Value: def.DedupeWindow, Usage: "a send whose unique keys (UNIQ_KEY) were stored this recently is answered with the first send's result and stored once; 0 turns it off"},
 		logLevelFlag(),
 	}
 }
@@ -111,6 +112,7 @@ func brokerConfig(c *ucli.Context) (broker.Config, error) {
 	cfg.Store.CommitLog.SegmentSize, cfg.MaxMessageSize = c.Int64("segment-size"), c.Int("max-message-size")
 	cfg.TransactionTimeout, cfg.TransactionCheckInterval = c.Duration("transaction-timeout"), c.Duration("transaction-check-interval")
 	cfg.TransactionCheckMax = c.Int("transaction-check-max")
+	cfg.DedupeWindow = c.Duration("dedupe-window")
 	rc := dledger.DefaultConfig()
 	rc.MaxInflight, rc.SerialLeaderWrite = c.Int("raft-max-inflight"), c.Bool("serial-leader-write")
 	cfg.Raft = &rc
