@@ -19,6 +19,9 @@ const (
 	ModeSync  = "sync"
 	ModeAsync = "async"
 	ModeBatch = "batch"
+	// ModeTxn sends each message in a transaction the producer commits:
+	// a half message, then END_TRANSACTION (commit) for it.
+	ModeTxn = "txn"
 )
 
 // Config describes a workload. Zero fields take the defaults of
@@ -35,7 +38,7 @@ type Config struct {
 	// workload runs for Duration.
 	Msgs     int
 	Duration time.Duration
-	// Mode is ModeSync, ModeAsync or ModeBatch.
+	// Mode is ModeSync, ModeAsync, ModeBatch or ModeTxn.
 	Mode string
 	// Batch is the messages per SendBatch (batch mode) or the maxMsgNums
 	// of each pull (consume, e2e).
@@ -105,9 +108,9 @@ func (c *Config) validate() error {
 		errs = append(errs, errors.New("bench: want a positive message count or duration"))
 	}
 	switch c.Mode {
-	case ModeSync, ModeAsync, ModeBatch:
+	case ModeSync, ModeAsync, ModeBatch, ModeTxn:
 	default:
-		errs = append(errs, fmt.Errorf("bench: mode %q: want sync, async or batch", c.Mode))
+		errs = append(errs, fmt.Errorf("bench: mode %q: want sync, async, batch or txn", c.Mode))
 	}
 	if c.Clients < 0 || c.Batch < 0 || c.InFlight < 0 || c.Queues < 0 || c.Topics < 0 || c.Rate < 0 {
 		errs = append(errs, errors.New("bench: clients, batch, in-flight and queues must not be negative"))

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/binary"
 	"errors"
+	"fmt"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -16,6 +17,7 @@ import (
 type producers struct {
 	cfg    *Config
 	ps     []*client.Producer
+	txps   []*client.TransactionProducer // ModeTxn: instead of ps
 	body   []byte
 	topics []string
 	stamp  bool // put the send time (unix ns) in the first 8 body bytes
@@ -41,6 +43,9 @@ func (f *firstError) get() error {
 
 func startProducers(ctx context.Context, c *Config, stamp bool) (*producers, error) {
 	pr := &producers{cfg: c, body: payload(c.Size), topics: c.topics(), stamp: stamp, hist: NewHistogram()}
+	if c.Mode == ModeTxn {
+		return pr, pr.startTxn(ctx)
+	}
 	for i := range c.Clients {
 		p, err := client.NewProducer("raftmq-bench-producer", client.WithNameServers(c.NameServers...),
 			client.WithInstanceName(instance("producer", i)),
@@ -63,6 +68,30 @@ func (pr *producers) close() {
 	for _, p := range pr.ps {
 		_ = p.Close(ctx)
 	}
+	for _, p := range pr.txps {
+		_ = p.Close(ctx)
+	}
+}
+
+// startTxn starts c.Clients transaction producers whose local
+// transaction commits.
+func (pr *producers) startTxn(ctx context.Context) error {
+	commit := func(context.Context, *message.Message, any) client.TransactionState { return client.CommitTransaction }
+	check := func(context.Context, *message.MessageExt) client.TransactionState { return client.CommitTransaction }
+	for i := range pr.cfg.Clients {
+		p, err := client.NewTransactionProducer("raftmq-bench-txn-producer", commit, check,
+			client.WithNameServers(pr.cfg.NameServers...), client.WithInstanceName(instance("txn-producer", i)),
+			client.WithCompressThreshold(1<<30))
+		if err == nil {
+			err = p.Start(ctx)
+		}
+		if err != nil {
+			pr.close()
+			return err
+		}
+		pr.txps = append(pr.txps, p)
+	}
+	return nil
 }
 
 // msg is a new message of the workload for its k-th topic (mod their
@@ -85,14 +114,37 @@ func (pr *producers) run(ctx context.Context) {
 		deadline = time.Now().Add(c.Duration)
 	}
 	var wg sync.WaitGroup
-	for i, p := range pr.ps {
+	for i := range c.Clients {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			pr.client(ctx, p, i, c.share(i), deadline)
+			if c.Mode == ModeTxn {
+				pr.txnClient(ctx, pr.txps[i], i, c.share(i), deadline)
+				return
+			}
+			pr.client(ctx, pr.ps[i], i, c.share(i), deadline)
 		}()
 	}
 	wg.Wait()
+}
+
+// txnClient sends its share, each message in a committed transaction;
+// the latency is the half message's send, the local transaction and the
+// commit's departure (END_TRANSACTION is oneway, as RocketMQ's).
+func (pr *producers) txnClient(ctx context.Context, p *client.TransactionProducer, id, n int, deadline time.Time) {
+	pace := newPacer(pr.cfg)
+	for sent := 0; more(ctx, sent, n, deadline); sent++ {
+		pace.wait(ctx, sent)
+		t0 := time.Now()
+		res, err := p.SendMessageInTransaction(ctx, pr.msg(id+sent, t0), nil)
+		if err == nil && res.EndErr != nil {
+			err = res.EndErr
+		}
+		if err == nil && res.State != client.CommitTransaction {
+			err = fmt.Errorf("bench: transaction ended %v, want commit", res.State)
+		}
+		pr.done(ctx, t0, 1, err)
+	}
 }
 
 // more reports whether a client that sent sent messages of its share n

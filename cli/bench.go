@@ -41,7 +41,7 @@ func benchFlags() []ucli.Flag {
 		&ucli.IntFlag{Name: "clients", Aliases: []string{"c"}, Value: def.Clients, Usage: "producers (produce, e2e) or pull consumers (consume), each with its own connections"},
 		&ucli.IntFlag{Name: "msgs", Aliases: []string{"m"}, Value: def.Msgs, Usage: "total messages over all clients (0: run for --duration)"},
 		&ucli.DurationFlag{Name: "duration", Aliases: []string{"d"}, Usage: "run this long instead of a message count (sets --msgs 0)"},
-		&ucli.StringFlag{Name: "mode", Value: def.Mode, Usage: "sync, async (SendAsync, --inflight per client) or batch (SendBatch of --batch)"},
+		&ucli.StringFlag{Name: "mode", Value: def.Mode, Usage: "sync, async (SendAsync, --inflight per client), batch (SendBatch of --batch) or txn (each message in a committed transaction)"},
 		&ucli.IntFlag{Name: "batch", Value: def.Batch, Usage: "messages per SendBatch (batch mode); maxMsgNums per pull (consume, e2e)"},
 		&ucli.IntFlag{Name: "inflight", Value: def.InFlight, Usage: "async sends outstanding per client"},
 		&ucli.IntFlag{Name: "rate", Usage: "produce: at most this many messages per second over all clients (0: unlimited)"},

@@ -52,16 +52,21 @@ PEERS="n1/127.0.0.1:$R1/127.0.0.1:$B1,n2/127.0.0.1:$R2/127.0.0.1:$B2,n3/127.0.0.
 PROF=()
 [ "${PROFILE:-0}" = 1 ] && PROF=(--block-profile-rate 10000 --mutex-profile-fraction 10)
 
-"$RAFTMQ" namesrv --listen "$NSADDR" --log-level warn > "$OUT/namesrv.log" 2>&1 &
-PIDS+=($!)
-i=0
-for b in "$B1" "$B2" "$B3"; do
-  i=$((i + 1)); pp=$(eval echo "\$P$i")
-  "$RAFTMQ" broker --node-id "n$i" --peers "$PEERS" --listen "127.0.0.1:$b" --data "$DATA/n$i" \
-    --namesrv "$NSADDR" --flush SYNC_FLUSH --log-level warn --http "127.0.0.1:$pp" "${PROF[@]}" \
-    > "$OUT/broker-n$i.log" 2>&1 &
+# start_cluster RUN [BROKER ARGS...]: namesrv + 3 brokers on the bench
+# ports, data in $DATA/RUN (a fresh group each run).
+start_cluster() {
+  local run=$1 i=0 b pp; shift
+  "$RAFTMQ" namesrv --listen "$NSADDR" --log-level warn > "$OUT/namesrv.$run.log" 2>&1 &
   PIDS+=($!)
-done
+  for b in "$B1" "$B2" "$B3"; do
+    i=$((i + 1)); pp=$(eval echo "\$P$i")
+    "$RAFTMQ" broker --node-id "n$i" --peers "$PEERS" --listen "127.0.0.1:$b" --data "$DATA/$run/n$i" \
+      --namesrv "$NSADDR" --flush SYNC_FLUSH --log-level warn --http "127.0.0.1:$pp" "${PROF[@]}" "$@" \
+      > "$OUT/broker-n$i.$run.log" 2>&1 &
+    PIDS+=($!)
+  done
+}
+start_cluster main
 
 bench() { "$RAFTMQ" bench "$@" --namesrv "$NSADDR" --size 1024 --csv "$OUT/raftmq.csv" --no-progress | tee -a "$OUT/raftmq.log"; }
 
@@ -71,6 +76,9 @@ echo "== $(date -u +%FT%TZ) commit $(git rev-parse --short HEAD 2>/dev/null || e
 bench produce --topic bench-async --queues 8 --mode async --clients 4 --inflight "${INFLIGHT:-512}" --msgs "$MSGS"
 bench produce --topic bench-sync --queues 8 --mode sync --clients 16 --msgs "$SYNC_MSGS"
 bench consume --topic bench-async --clients 1 --msgs "$MSGS"
+# Transactions against plain sync sends (the same 16 clients): each
+# message a half message, then its commit.
+bench produce --topic bench-txn --queues 8 --mode txn --clients 16 --msgs "$SYNC_MSGS" | tee "$OUT/txn.log"
 
 # profile NAME ARGS...: a 15 s `raftmq bench produce ARGS` with a CPU profile of
 # every broker, then their block and mutex profiles (cumulative since start).
@@ -128,6 +136,17 @@ if [ -n "${BACKLOG:-}" ]; then
 fi
 stop_cluster
 
+# The dedupe window's cost: the async and sync produce again on a fresh
+# group with the window off (--dedupe-window 0); the runs above had it on
+# (the default, 2 min).
+if [ "${DEDUPE:-1}" = 1 ]; then
+  echo "== dedupe window off: the same async and sync produce on a fresh group"
+  start_cluster nodedupe --dedupe-window 0
+  bench produce --topic bench-async --queues 8 --mode async --clients 4 --inflight "${INFLIGHT:-512}" --msgs "$MSGS" | tee "$OUT/nodedupe.log"
+  bench produce --topic bench-sync --queues 8 --mode sync --clients 16 --msgs "$SYNC_MSGS" | tee -a "$OUT/nodedupe.log"
+  stop_cluster
+fi
+
 if [ "$PEER" = none ]; then exit 0; fi
 echo "== NATS JetStream: $PEER always"
 MSGS=$MSGS bash "$PEER" always 2>&1 | tee "$OUT/nats.log"
@@ -152,3 +171,14 @@ for k in 0 1 2; do
   if [ "$k" -lt 2 ] && [ -n "${LAT[$k]:-}" ]; then tl=$(awk -v s="${LAT[$k]}" 'BEGIN { split(s, a, " "); printf "%.3f/%.3f", a[1] / 1000, a[2] / 1000 }'); fi
   printf '%-26s %12s %12s %7s   %-17s %-17s\n' "${names[$k]}" "$ours" "$theirs" "$ratio" "$ol" "$tl" | tee -a "$OUT/summary.txt"
 done
+rate() { grep '^raftmq-bench ' "$1" | sed -n "$2p" | grep -o 'msgs_per_sec=[^ ]*' | cut -d= -f2; }
+sync_rate=${OURS[1]:+$(field "${OURS[1]}" msgs_per_sec)}
+echo
+echo "== semantics (raftmq only, same run)"
+printf '%-40s %12s %12s %7s\n' comparison msg/s baseline ratio | tee -a "$OUT/summary.txt"
+cmp_line() { awk -v n="$1" -v a="$2" -v b="$3" 'BEGIN { r = (b > 0) ? sprintf("%.2fx", a / b) : "-"; printf "%-40s %12s %12s %7s\n", n, a, b, r }' | tee -a "$OUT/summary.txt"; }
+cmp_line "txn (16 clients) vs sync produce" "$(rate "$OUT/txn.log" 1)" "${sync_rate:-0}"
+if [ -s "$OUT/nodedupe.log" ]; then
+  cmp_line "async, dedupe on vs off" "$(field "${OURS[0]}" msgs_per_sec)" "$(rate "$OUT/nodedupe.log" 1)"
+  cmp_line "sync 16 clients, dedupe on vs off" "${sync_rate:-0}" "$(rate "$OUT/nodedupe.log" 2)"
+fi
