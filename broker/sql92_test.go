@@ -75,6 +75,10 @@ func TestSQL92Pull(t *testing.T) {
 	want("a BETWEEN 3 AND 6 AND TAGS = 'red'", func(i int) bool { return i >= 3 && i <= 6 && i%2 == 0 })
 	want("region IS NOT NULL OR TAGS IN ('blue') AND a < 4", func(i int) bool { return i%5 == 0 || (i%2 == 1 && i < 4) })
 	want("region = 'us'", func(int) bool { return false })
+	// Pinned TAGS (decided on the consumequeue's tag hashes first).
+	want("(TAGS = 'blue' OR TAGS IN ('green')) AND a >= 35", func(i int) bool { return i%2 == 1 && i >= 35 })
+	want("TAGS IN ('red', 'blue') AND TAGS = 'red'", func(i int) bool { return i%2 == 0 })
+	want("TAGS = 'none'", func(int) bool { return false })
 
 	resp := g.Invoke(leader, sqlPull("sql", 0, "a >> 3"))
 	if resp.Code != remoting.ResSubscriptionParseFailed || !strings.Contains(resp.Remark, "position") {

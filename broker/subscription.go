@@ -77,6 +77,14 @@ func (p subscriptions) parse(topic, expr, exprType string) (*subscription, error
 			return nil, err
 		}
 		s.sql = sql
+		if tags, ok := sql.RequiredValues(message.PropertyTags); ok {
+			// The expression pins TAGS: the consumequeue's tag hashes
+			// skip most other messages before they are read.
+			s.codes = make(map[int64]bool, len(tags))
+			for _, tag := range tags {
+				s.codes[message.TagsHashCode(tag)] = true
+			}
+		}
 		return s, nil
 	default:
 		return nil, fmt.Errorf("the broker does not support consumer to filter message by %s", exprType)
@@ -124,14 +132,19 @@ func (s *subscription) Matches(tagsCode int64) bool {
 }
 
 // sqlSubscription is an SQL92 subscription as a store.PropertyFilter: the
-// consumequeue cannot decide it, every message's properties are read.
+// consumequeue cannot decide it, so the properties of every message that
+// passes the tag hashes are read. An expression that pins TAGS (TAGS =
+// 'a' or TAGS IN (...), ANDed with the rest) has those tags' hashes as
+// codes; any other passes every entry.
 type sqlSubscription subscription
 
 // MatchesAll implements store.Filter.
 func (s *sqlSubscription) MatchesAll() bool { return false }
 
-// Matches implements store.Filter: tags are a property like any other.
-func (s *sqlSubscription) Matches(int64) bool { return true }
+// Matches implements store.Filter: a message whose tag hash is not one of
+// the pinned tags' cannot match (a hash collision is decided on the
+// properties).
+func (s *sqlSubscription) Matches(tagsCode int64) bool { return s.codes == nil || s.codes[tagsCode] }
 
 // MatchesProperties implements store.PropertyFilter.
 func (s *sqlSubscription) MatchesProperties(props message.EncodedProperties) bool {
