@@ -38,6 +38,9 @@ func brokerFlags() []ucli.Flag {
 		&ucli.DurationFlag{Name: "transaction-timeout", Value: def.TransactionTimeout, Usage: "age at which an undecided transaction half message is first checked back (transactionTimeOut)"},
 		&ucli.DurationFlag{Name: "transaction-check-interval", Value: def.TransactionCheckInterval, Usage: "how often undecided half messages are checked back (transactionCheckInterval)"},
 		&ucli.IntFlag{Name: "transaction-check-max", Value: def.TransactionCheckMax, Usage: "check-backs before an undecided half message is discarded to TRANS_CHECK_MAX_TIME_TOPIC (transactionCheckMax)"},
+		&ucli.BoolFlag{Name: "enable-property-filter", Value: def.EnablePropertyFilter, Usage: "evaluate SQL92 subscriptions on the broker (enablePropertyFilter); false refuses them"},
+		&ucli.BoolFlag{Name: "store-reply-message", Value: def.StoreReplyMessage, Usage: "also store request-reply replies in <cluster>_REPLY_TOPIC (storeReplyMessageEnable)"},
+		&ucli.BoolFlag{Name: "trace-topic-enable", Value: def.TraceTopicEnable, Usage: "create RMQ_SYS_TRACE_TOPIC for the clients' message trace (traceTopicEnable)"},
 		&ucli.DurationFlag{Name: "dedupe-window", Value: def.DedupeWindow, Usage: "a send whose unique keys (UNIQ_KEY) were stored this recently is answered with the first send's result and stored once; 0 turns it off"},
 		logLevelFlag(),
 	}
@@ -113,6 +116,8 @@ func brokerConfig(c *ucli.Context) (broker.Config, error) {
 	cfg.TransactionTimeout, cfg.TransactionCheckInterval = c.Duration("transaction-timeout"), c.Duration("transaction-check-interval")
 	cfg.TransactionCheckMax = c.Int("transaction-check-max")
 	cfg.DedupeWindow = c.Duration("dedupe-window")
+	cfg.EnablePropertyFilter, cfg.StoreReplyMessage = c.Bool("enable-property-filter"), c.Bool("store-reply-message")
+	cfg.TraceTopicEnable = c.Bool("trace-topic-enable")
 	rc := dledger.DefaultConfig()
 	rc.MaxInflight, rc.SerialLeaderWrite = c.Int("raft-max-inflight"), c.Bool("serial-leader-write")
 	cfg.Raft = &rc
