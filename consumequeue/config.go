@@ -22,15 +22,17 @@ const (
 // Sentinel errors. Returned errors wrap them; test with errors.Is.
 var (
 	ErrOffsetOutOfRange = errors.New("consumequeue: offset out of range")
-	ErrMismatch         = errors.New("consumequeue: entry differs from the stored one")
-	ErrGap              = errors.New("consumequeue: append beyond the end of the queue")
-	ErrOutOfOrder       = errors.New("consumequeue: commit offset does not increase")
-	ErrInvalidEntry     = errors.New("consumequeue: invalid entry")
-	ErrNotEmpty         = errors.New("consumequeue: queue is not empty")
-	ErrInvalidTopic     = errors.New("consumequeue: invalid topic name")
-	ErrCorrupt          = errors.New("consumequeue: corrupt queue directory")
-	ErrClosed           = errors.New("consumequeue: store closed")
-	ErrInvalidConfig    = errors.New("consumequeue: invalid config")
+	// ErrMismatch is what a stored entry that differs from the one being
+	// replayed is; Append repairs it rather than returning it.
+	ErrMismatch      = errors.New("consumequeue: entry differs from the stored one")
+	ErrGap           = errors.New("consumequeue: append beyond the end of the queue")
+	ErrOutOfOrder    = errors.New("consumequeue: commit offset does not increase")
+	ErrInvalidEntry  = errors.New("consumequeue: invalid entry")
+	ErrNotEmpty      = errors.New("consumequeue: queue is not empty")
+	ErrInvalidTopic  = errors.New("consumequeue: invalid topic name")
+	ErrCorrupt       = errors.New("consumequeue: corrupt queue directory")
+	ErrClosed        = errors.New("consumequeue: store closed")
+	ErrInvalidConfig = errors.New("consumequeue: invalid config")
 )
 
 // Config configures a Store.

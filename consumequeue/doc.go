@@ -44,6 +44,11 @@
 // maximum is zeroed, later files are removed. Earlier files are trusted: a
 // file is only followed by another one once it was full. A lost tail is
 // harmless because raft replays committed entries and Append is idempotent.
+// Entries are synced only before raft snapshots, and 20-byte entries
+// straddle 4 KiB pages, so after a power loss an entry in the replayed range
+// may be torn or stale yet look valid, in any file: the replay, which is the
+// truth, finds it different and Append rewrites the queue from there with
+// a warning (durably) instead of failing — never fatal.
 //
 // MinOffset after Open is the first entry still on disk, which can be lower
 // than the minimum before the restart (CorrectMinOffset does not delete

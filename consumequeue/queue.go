@@ -1,6 +1,7 @@
 package consumequeue
 
 import (
+	"errors"
 	"fmt"
 	"io"
 	"path/filepath"
@@ -72,7 +73,10 @@ func (q *Queue) LastCommitOffset() int64 {
 //   - queueOffset == MaxOffset: e is appended;
 //   - queueOffset < MaxOffset and the stored entry equals e: nil, nothing
 //     is written; below MinOffset the entry is gone and nil is returned;
-//   - queueOffset < MaxOffset and the stored entry differs: ErrMismatch;
+//   - queueOffset < MaxOffset and the stored entry differs: the stored
+//     one is stale or torn (the log being replayed is the truth), so the
+//     queue is truncated at queueOffset (durably, with a warning) and e
+//     appended;
 //   - queueOffset > MaxOffset: ErrGap (use SetMinOffset on an empty queue
 //     to start elsewhere).
 //
@@ -100,6 +104,14 @@ func (q *Queue) AppendBatch(first int64, es []Entry) error {
 		return ErrClosed
 	}
 	n, err := q.replayed(first, es)
+	if errors.Is(err, ErrMismatch) {
+		// The log is the truth and this queue only its cache: an entry
+		// that disagrees with the replayed log was torn or left stale by
+		// a power loss (entries are synced only before snapshots, and
+		// 20-byte entries straddle pages). Rewrite the queue from there.
+		q.log.Warn("consumequeue entry disagrees with the commitlog; rewriting the queue from it", "error", err)
+		err = q.truncateAt(first + int64(n))
+	}
 	if err != nil || n == len(es) {
 		return err
 	}
@@ -295,6 +307,12 @@ func (q *Queue) truncateCommitOffset(co int64) error {
 	if err != nil || newMax == q.max {
 		return err
 	}
+	return q.truncateAt(newMax)
+}
+
+// truncateAt drops the entries from queue offset newMax (min <= newMax <
+// max) and makes that durable at once. q.mu is held.
+func (q *Queue) truncateAt(newMax int64) error {
 	keep := len(q.segs)
 	if s := q.segmentAt(newMax); s != nil {
 		keep = int((s.start-q.segs[0].start)/q.per) + 1
