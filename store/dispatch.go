@@ -12,9 +12,10 @@ import (
 // Dispatch implements dledger.Dispatcher: the messages of one committed
 // put entry go to their consumequeues (one write per queue) and their keys
 // to the index, and pulls held for the queues that grew wake. A
-// consumequeue that holds different entries at those offsets is
-// divergence (the error stops the node); index failures are only logged:
-// the index is rebuildable and RocketMQ treats it as best effort.
+// consumequeue entry that differs from the replayed one is stale or torn
+// and is rewritten (consumequeue.Queue.Append); a gap or an I/O failure
+// stops the node. Index failures are only logged: the index is
+// rebuildable and RocketMQ treats it as best effort.
 func (s *Store) Dispatch(index uint64, msgs []dledger.AppliedMessage) error {
 	for _, r := range s.runs.group(msgs) {
 		q, err := s.cq.Queue(r.key.Topic, r.key.QueueID)
