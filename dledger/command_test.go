@@ -173,12 +173,13 @@ func crcOf(b []byte) []byte {
 func TestConfigValidateReportsAll(t *testing.T) {
 	c := DefaultConfig()
 	c.MaxInflight = 0
+	c.TrailingLogs = 0
 	c.Peers = []Peer{{ID: "x", Addr: "a"}, {ID: "x", Addr: "a"}}
 	err := c.Validate()
 	if err == nil {
 		t.Fatal("empty config validated")
 	}
-	for _, want := range []string{"NodeID", "RaftAddr", "DataDir", "LogStore", "MaxInflight", "listed twice", "does not include"} {
+	for _, want := range []string{"NodeID", "RaftAddr", "DataDir", "LogStore", "MaxInflight", "TrailingLogs", "listed twice", "does not include"} {
 		if !bytes.Contains([]byte(err.Error()), []byte(want)) {
 			t.Errorf("error lacks %q: %v", want, err)
 		}

@@ -87,7 +87,8 @@ type Config struct {
 	SnapshotThreshold uint64
 	// TrailingLogs is how many entries raft keeps after a snapshot. The
 	// commitlog ignores head deletion (retention decides), so this mainly
-	// matters for other log stores. Default 10240.
+	// matters for other log stores. Default 10240; 0 is refused: raft's
+	// compaction would then ask the log store to delete the whole log.
 	TrailingLogs uint64
 	// SnapshotRetain is how many snapshots to keep on disk. Default 2.
 	SnapshotRetain int
@@ -171,6 +172,9 @@ func (c *Config) Validate() error {
 	}
 	if c.Linger < 0 {
 		bad("Linger %v is negative", c.Linger)
+	}
+	if c.TrailingLogs == 0 {
+		bad("TrailingLogs is 0: raft would delete the whole log at each snapshot")
 	}
 	errs = append(errs, c.validatePeers()...)
 	errs = append(errs, c.validateTunables()...)
