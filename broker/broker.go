@@ -9,6 +9,7 @@ import (
 	"os"
 	"path/filepath"
 	"sync"
+	"sync/atomic"
 
 	"github.com/hashicorp/go-hclog"
 
@@ -50,6 +51,7 @@ type Broker struct {
 	httpMu   sync.Mutex
 	httpAddr net.Addr
 	stopped  sync.Once
+	shutting atomic.Bool // Shutdown began: a stopped node is not a failure
 }
 
 // New opens the node's store and metadata, starts its raft node and builds
@@ -279,9 +281,42 @@ func (b *Broker) ConsumerSubscription(group, topic string) (expr string, ok bool
 }
 
 // Serve serves clients on ln until Shutdown.
+//
+// Serve also returns, with the cause, when this node can no longer do its
+// part: its raft node stopped itself (divergence) or its commitlog failed
+// a write or fsync (it refuses writes until reopened). A process that
+// ran on would look alive to its supervisor while taking no writes; the
+// caller shuts down and exits non-zero, and the restart reopens and
+// scans the log.
 func (b *Broker) Serve(ln net.Listener) error {
 	b.startBackground()
-	return b.rs.Serve(ln)
+	errc := make(chan error, 1)
+	go func() { errc <- b.rs.Serve(ln) }()
+	select {
+	case err := <-errc:
+		return err
+	case <-b.node.Done():
+	case <-b.store.Log().Failed():
+	}
+	if b.shutting.Load() {
+		return <-errc
+	}
+	err := b.fatalCause()
+	b.log.Error("NODE CANNOT GO ON: stopping so that a restart recovers it", "error", err)
+	_ = b.rs.Close()
+	<-errc
+	return err
+}
+
+// fatalCause says why the node cannot go on (see Serve).
+func (b *Broker) fatalCause() error {
+	if err := b.store.Log().Err(); err != nil {
+		return fmt.Errorf("broker: commitlog failed: %w", err)
+	}
+	if err := b.node.Err(); err != nil {
+		return fmt.Errorf("broker: raft node stopped: %w", err)
+	}
+	return errors.New("broker: raft node stopped")
 }
 
 // ListenAndServe listens on Config.ListenAddr and serves until Shutdown.
@@ -297,6 +332,7 @@ func (b *Broker) ListenAndServe() error {
 // stops the raft node and closes the store.
 func (b *Broker) Shutdown(ctx context.Context) error {
 	var errs []error
+	b.shutting.Store(true)
 	b.stopped.Do(func() {
 		b.reg.unregisterAll(ctx)
 		b.bg.stopAll()

@@ -3,7 +3,7 @@ package broker
 // HTTP: /healthz, /metrics and /debug/pprof/ on Config.HTTPAddr, for
 // operators and load balancers. /healthz answers 200 while the node serves
 // and its group has a leader (the body says the role and term), 503 when
-// it has none or its raft node stopped. /metrics is the Prometheus text
+// it has none, its raft node stopped or its commitlog failed. /metrics is the Prometheus text
 // format of the node's raft and store gauges.
 
 import (
@@ -73,6 +73,10 @@ func (b *Broker) startHTTP() {
 }
 
 func (b *Broker) healthz(w http.ResponseWriter, _ *http.Request) {
+	if err := b.store.Log().Err(); err != nil {
+		http.Error(w, fmt.Sprintf("unavailable: commitlog failed, restart the node: %v\n", err), http.StatusServiceUnavailable)
+		return
+	}
 	r := b.node.Raft()
 	state := r.State()
 	_, leader := b.node.Leader()

@@ -76,9 +76,14 @@
 // StoreLogs returns after the write and a background flusher syncs every
 // FlushInterval: entries acknowledged to clients are lost if a majority of
 // the group loses power before the flush. After a failed write or fsync
-// the log refuses writes (ErrFailed) until reopened: what reached the disk
-// is unknown, so the failed batch is not acknowledged, and a reopen may or
-// may not show it.
+// (StoreLogs's, a deferred one or a background flush's) the log refuses
+// writes (ErrFailed) until reopened: what reached the disk is unknown, so
+// the failed batch is not acknowledged, and a reopen may or may not show
+// it. A failed fsync is never retried — after one the kernel may drop the
+// dirty pages and report the next fsync as a success — and Close then
+// writes no checkpoint and leaves the abort file, so the next Open scans
+// the tail as after a crash. Failed and Err report the failure, so the
+// process can restart rather than run on with a log that takes nothing.
 //
 // With Config.DeferSync (dledger sets it on the raft leader) a SyncFlush
 // StoreLogs writes the batch and returns before fsyncing it; a background

@@ -18,7 +18,7 @@ import (
 // Log.wmu, which truncation holds too. Advances only ever raise it.
 type durability struct {
 	index atomic.Uint64
-	err   atomic.Pointer[error] // a deferred fsync failed: sticky
+	err   atomic.Pointer[error] // a deferred or background fsync failed: sticky
 
 	mu      sync.Mutex
 	changed chan struct{} // closed and replaced when index or err changes
@@ -65,6 +65,13 @@ func (d *durability) wait() <-chan struct{} {
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	return d.changed
+}
+
+// setFailed makes err the sticky failure (the first one wins) and wakes
+// waiters.
+func (d *durability) setFailed(err error) {
+	d.err.CompareAndSwap(nil, &err)
+	d.broadcast()
 }
 
 func (d *durability) failed() error {
@@ -167,8 +174,8 @@ func (l *Log) syncDeferred() {
 	if err := act.f.Sync(); err != nil {
 		err = fmt.Errorf("commitlog: deferred sync of segment %d: %w", act.base, err)
 		l.logger.Error("deferred fsync failed; log refuses writes until reopened", "error", err)
-		l.dur.err.Store(&err)
-		l.dur.broadcast()
+		l.dur.setFailed(err)
+		l.signalFailed()
 		return
 	}
 	l.dur.advance(target)

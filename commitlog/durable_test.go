@@ -124,8 +124,67 @@ func TestDeferredSyncFailureIsSticky(t *testing.T) {
 	if got := l.DurableIndex(); got != 0 {
 		t.Fatalf("DurableIndex = %d, want 0", got)
 	}
+	expectFailed(t, l)
 	ffs.Inject(nil)
 	_ = l.Close()
+	expectUncleanClose(t, ffs)
+}
+
+// expectFailed checks that l reports its sticky failure.
+func expectFailed(t *testing.T, l *Log) {
+	t.Helper()
+	select {
+	case <-l.Failed():
+	default:
+		t.Fatal("Failed not closed after a failed fsync")
+	}
+	if l.Err() == nil {
+		t.Fatal("Err is nil after a failed fsync")
+	}
+}
+
+// expectUncleanClose checks that a log closed after a failure left its
+// abort file: the next Open scans as after a crash instead of trusting a
+// checkpoint written over bytes of unknown fate.
+func expectUncleanClose(t *testing.T, fsys vfs.FS) {
+	t.Helper()
+	if _, err := fsys.Stat(testDir + "/" + abortName); err != nil {
+		t.Fatalf("abort file removed by Close after a failed fsync: %v", err)
+	}
+}
+
+// TestAsyncFlushFailureIsSticky: in AsyncFlush a failed background fsync
+// is not retried (a retry may falsely succeed after the kernel dropped the
+// pages): the log refuses writes, reports it, and closes unclean.
+func TestAsyncFlushFailureIsSticky(t *testing.T) {
+	mem := vfs.NewMem()
+	ffs := vfs.NewFaultFS(mem)
+	cfg := testConfig(ffs, testDir)
+	cfg.FlushMode, cfg.FlushInterval = AsyncFlush, 5*time.Millisecond
+	l := mustOpen(t, cfg)
+	if l.Err() != nil {
+		t.Fatalf("Err on a healthy log: %v", l.Err())
+	}
+	ffs.Inject(vfs.FailOnce(vfs.OpSync, segmentExt, vfs.ErrInjected))
+	storeRange(t, l, 1, 10, 5)
+	select {
+	case <-l.Failed():
+	case <-time.After(10 * time.Second):
+		t.Fatal("background fsync failure not reported within 10 s")
+	}
+	expectFailed(t, l)
+	if err := l.StoreLogs(makeRange(11, 11)); !errors.Is(err, ErrFailed) {
+		t.Fatalf("StoreLogs after a failed background fsync = %v, want ErrFailed", err)
+	}
+	ffs.Inject(nil)
+	_ = l.Close()
+	expectUncleanClose(t, ffs)
+	// Reopened, the log scans, keeps a prefix and takes writes again.
+	l = mustOpen(t, testConfig(ffs, testDir))
+	defer closeLog(t, l)
+	last, _ := l.LastIndex()
+	storeRange(t, l, last+1, last+2, 2)
+	checkRange(t, l, 1, last+2)
 }
 
 // countEntries opens a copy of the log and returns how many entries it

@@ -39,6 +39,9 @@ type Log struct {
 	buf    []byte
 	idxBuf []byte
 	failed error // sticky: a write or fsync failed
+	// failedCh is closed when failed or dur's error is first set.
+	failedCh chan struct{}
+	failOnce sync.Once
 
 	// flushMu keeps a checkpoint consistent with the files it describes:
 	// held while a checkpoint is taken and while segments are truncated,
@@ -78,7 +81,7 @@ func Open(cfg Config) (*Log, error) {
 	hours, _ := parseDeleteWhen(cfg.Retention.DeleteWhen)
 	l := &Log{
 		cfg: cfg, fs: cfg.FS, logger: cfg.Logger.Named("commitlog"),
-		delHours: hours, useMmap: defaultUseMmap, stop: make(chan struct{}),
+		delHours: hours, useMmap: defaultUseMmap, stop: make(chan struct{}), failedCh: make(chan struct{}),
 	}
 	if err := l.fs.MkdirAll(cfg.Dir, 0o755); err != nil {
 		return nil, fmt.Errorf("commitlog: create %s: %w", cfg.Dir, err)
@@ -158,7 +161,10 @@ func (l *Log) Close() error {
 	l.wmu.Lock()
 	defer l.wmu.Unlock()
 	var err error
-	if l.failed == nil {
+	// After any failed write or fsync a clean close would checkpoint and
+	// drop the abort file over bytes whose fate is unknown (a second fsync
+	// may falsely succeed): the next Open must scan as after a crash.
+	if l.failed == nil && l.dur.failed() == nil {
 		err = l.closeClean()
 	}
 	return errors.Join(err, l.closeSegments())
@@ -321,7 +327,31 @@ func (l *Log) writable() error {
 func (l *Log) fail(err error) error {
 	l.failed = err
 	l.logger.Error("write failed; log refuses writes until reopened", "error", err)
+	l.signalFailed()
 	return err
+}
+
+// signalFailed closes the Failed channel, once.
+func (l *Log) signalFailed() { l.failOnce.Do(func() { close(l.failedCh) }) }
+
+// Failed is closed once a write or fsync failed: the log refuses writes
+// until it is reopened, so the process should restart (Err says why).
+func (l *Log) Failed() <-chan struct{} { return l.failedCh }
+
+// Err returns the sticky failure of a write or fsync, nil while the log
+// is healthy.
+func (l *Log) Err() error {
+	select {
+	case <-l.failedCh:
+	default:
+		return nil
+	}
+	if err := l.dur.failed(); err != nil {
+		return err
+	}
+	l.wmu.Lock()
+	defer l.wmu.Unlock()
+	return l.failed
 }
 
 // timeNow is the clock of segment modification times.

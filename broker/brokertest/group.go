@@ -45,7 +45,8 @@ type Group struct {
 
 type running struct {
 	b    *broker.Broker
-	done chan error
+	done chan struct{} // closed when Serve returned, with err
+	err  error
 }
 
 // Start starts a group and waits for it to elect a leader.
@@ -156,8 +157,11 @@ func (g *Group) StartNode(i int) {
 		_ = b.Shutdown(context.Background())
 		g.t.Fatalf("listen node %d: %v", i, err)
 	}
-	r := &running{b: b, done: make(chan error, 1)}
-	go func() { r.done <- b.Serve(ln) }()
+	r := &running{b: b, done: make(chan struct{})}
+	go func() {
+		r.err = b.Serve(ln)
+		close(r.done)
+	}()
 	g.mu.Lock()
 	g.brokers[i] = r
 	g.mu.Unlock()
@@ -179,6 +183,24 @@ func (g *Group) StopNode(i int) {
 		g.t.Errorf("shutdown node %d: %v", i, err)
 	}
 	<-r.done
+}
+
+// WaitServeExit waits up to d for node i's Serve to return on its own (it
+// does when the node cannot go on) and returns its error; ok is false if
+// it still serves.
+func (g *Group) WaitServeExit(i int, d time.Duration) (err error, ok bool) {
+	g.mu.Lock()
+	r := g.brokers[i]
+	g.mu.Unlock()
+	if r == nil {
+		return nil, false
+	}
+	select {
+	case <-r.done:
+		return r.err, true
+	case <-time.After(d):
+		return nil, false
+	}
 }
 
 // Broker returns node i, nil if stopped.
