@@ -111,11 +111,21 @@ func (b *Broker) openRemoting() error {
 	return nil
 }
 
+// entryHeadroom is what a raft entry needs beyond a message's body: the
+// record's properties (32 KiB at most) and fixed fields, its index keys
+// (topic#key, from the same properties), the entry's encoding and the
+// side commands of a delivery or a transaction decision.
+const entryHeadroom = 128 << 10
+
 func (b *Broker) openNode() error {
 	rc := dledger.DefaultConfig()
 	if b.cfg.Raft != nil {
 		rc = *b.cfg.Raft
 	}
+	// One raft entry carries one message of the largest size a producer
+	// may send, with its properties, index keys and side commands — also
+	// when a delay or timer delivery rebuilds it for a longer real topic.
+	rc.MaxBatchBytes = max(rc.MaxBatchBytes, b.cfg.MaxMessageSize+entryHeadroom)
 	rc.NodeID = b.self.ID
 	rc.RaftAddr = b.self.RaftAddr
 	if b.cfg.RaftListen != "" {

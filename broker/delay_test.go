@@ -185,3 +185,22 @@ func TestDelayRealLevelOne(t *testing.T) {
 		t.Fatalf("level 1 delivered %d ms from due", late)
 	}
 }
+
+// TestLargestMessageDelayed: a message of the largest accepted body, sent
+// with a delay level to a topic with a long name, is stored, and its
+// delivery — rebuilt for the longer real topic — fits one raft entry too.
+func TestLargestMessageDelayed(t *testing.T) {
+	g := delayGroup(t, testDelayLevels)
+	leader := g.WaitLeader(5 * time.Second)
+	topic := strings.Repeat("L", 120)
+	createTopicAt(t, g, leader, topic, 1, 6)
+	body := strings.Repeat("b", broker.DefaultConfig().MaxMessageSize)
+	props := map[string]string{message.PropertyDelayLevel: "1", message.PropertyUniqKey: "largest", "pad": strings.Repeat("p", 30000)}
+	mustSucceed(t, g.Invoke(leader, sendMsgReq(topic, 0, props, []byte(body))), "send of the largest message")
+	g.Eventually(10*time.Second, func() error {
+		if got := pullAll(t, g, leader, topic, 0); len(got) != 1 || len(got[0].Body) != len(body) {
+			return fmt.Errorf("%d delivered", len(got))
+		}
+		return nil
+	})
+}

@@ -9,23 +9,29 @@ package broker
 // number: MESSAGE_ILLEGAL. A DELAY level takes precedence over timers.
 //
 // Delivery is exactly once across failovers, as for delay levels, with a
-// progress that out-of-order deadlines need: three committed values (the
+// progress that out-of-order deadlines need: four committed values (the
 // metadata's TimerProgress, its own command):
 //
 //	O  every timer-queue offset below O has been indexed by a scheduler;
-//	T  the watermark: a message at an offset below O is delivered iff its
-//	   deliver time is at or before T;
+//	T  the watermark and K its tie cursor: a message at an offset below O
+//	   is delivered iff its deliver time is before T, or is T and its
+//	   offset is below K (K = MaxInt64: all of T's);
 //	L  every offset below L is delivered (a rebuild hint, L ≤ O).
 //
-// The leader keeps the pending set in a time-bucketed wheel
-// (timer_wheel.go). A round takes the due entries in deadline order (all
-// those at or before the old T — late arrivals — then up to a batch more,
-// never splitting one millisecond), and commits one PutMessagesCommand
-// with the delivered messages and, as its side command, the new O
-// (everything read so far), T (the latest deadline taken, never lower
-// than before) and L, pinned to the leader's term. Entries at offsets ≥ O
-// are pending whatever their time, so a message committed after T passed
-// its deadline is delivered in the next round, never lost.
+// Entries at offsets ≥ O are pending whatever their time. The leader keeps
+// them in a time-bucketed wheel (timer_wheel.go), except late arrivals —
+// entries indexed after their time passed the watermark, which O's next
+// advance would otherwise count as delivered — kept in offset order
+// apart. A round is bounded by timerBatch messages and timerBatchBytes
+// (one message alone may exceed the bytes): it takes late arrivals first,
+// in offset order, moving O only up to the first one left; once none is
+// left, O moves to everything indexed and the round goes on with the
+// wheel's due entries in (deliver time, offset) order, splitting a
+// millisecond if it must, which sets T and K. It commits one
+// PutMessagesCommand with the delivered messages and the new progress as
+// its side command, pinned to the leader's term, so each message is
+// delivered once whatever fails over, and no round outgrows a raft entry
+// however many messages fall due in one millisecond.
 //
 // On becoming leader the wheel is rebuilt by reading the timer queue from
 // L to its end — 20 bytes of consumequeue per pending-or-skipped entry,
@@ -51,9 +57,10 @@ import (
 const (
 	// MaxTimerDelay is the furthest ahead a timer may be set.
 	MaxTimerDelay = 7 * 24 * time.Hour
-	// timerBatch bounds the messages of one round (besides late arrivals
-	// and same-millisecond ties).
-	timerBatch = 256
+	// timerBatch and timerBatchBytes bound the messages and record bytes
+	// of one round (a single message may exceed the bytes).
+	timerBatch      = 256
+	timerBatchBytes = 1 << 20
 	// timerScanChunk is the consumequeue read size when indexing.
 	timerScanChunk = 1024
 	// timerLowEvery is how often L is recomputed from the wheel (O(n)).
@@ -113,6 +120,7 @@ type timerRun struct {
 	prog    meta.TimerProgress // committed
 	scan    int64              // next timer-queue offset to index
 	wheel   *timerWheel
+	late    []timerEntry // late arrivals, in offset order
 	lowDone time.Time
 }
 
@@ -139,7 +147,7 @@ func (s *timerScheduler) run(ctx context.Context) error {
 		if err := r.index(); err != nil {
 			return err
 		}
-		s.pending.Store(int64(r.wheel.n))
+		s.pending.Store(int64(r.wheel.n + len(r.late)))
 		now := time.Now().UnixMilli()
 		if delivered, err := r.round(ctx, now); err != nil || delivered {
 			if err != nil {
@@ -169,9 +177,7 @@ func (r *timerRun) index() error {
 			return fmt.Errorf("broker: reading the timer queue at %d: %w", r.scan, err)
 		}
 		for _, e := range entries {
-			if r.scan >= r.prog.O || e.TagsCode > r.prog.T {
-				r.wheel.add(timerEntry{offset: r.scan, deliverMs: e.TagsCode, commit: e.CommitOffset, size: e.Size})
-			}
+			r.add(timerEntry{offset: r.scan, deliverMs: e.TagsCode, commit: e.CommitOffset, size: e.Size})
 			r.scan++
 		}
 		if len(entries) < timerScanChunk {
@@ -181,9 +187,39 @@ func (r *timerRun) index() error {
 	}
 }
 
+// add files an indexed entry: nothing if the progress says it is
+// delivered, a late arrival if O's advance would say so, else the wheel.
+func (r *timerRun) add(e timerEntry) {
+	p := r.prog
+	switch {
+	case p.Delivered(e.offset, e.deliverMs):
+	case e.offset >= p.O && (e.deliverMs < p.T || (e.deliverMs == p.T && e.offset < p.K)):
+		r.late = append(r.late, e)
+	default:
+		r.wheel.add(e)
+	}
+}
+
 // round delivers what is due at nowMs, reporting whether it committed.
 func (r *timerRun) round(ctx context.Context, nowMs int64) (bool, error) {
-	taken, mark := r.wheel.takeDue(nowMs, r.prog.T, timerBatch)
+	next := r.prog
+	var taken []timerEntry
+	bytes := 0
+	for len(r.late) > 0 && len(taken) < timerBatch && (len(taken) == 0 || bytes+int(r.late[0].size) <= timerBatchBytes) {
+		taken = append(taken, r.late[0])
+		bytes += int(r.late[0].size)
+		r.late = r.late[1:]
+	}
+	if len(r.late) > 0 {
+		next.O = r.late[0].offset
+	} else {
+		next.O = r.scan
+		due, mark, tie := r.wheel.takeDue(nowMs, timerTake{limit: timerBatch - len(taken), limitBytes: timerBatchBytes - bytes, oneOver: len(taken) == 0})
+		if len(due) > 0 {
+			next.T, next.K = mark, tie // never below the old (T, K): pending entries are after it
+		}
+		taken = append(taken, due...)
+	}
 	if len(taken) == 0 {
 		return false, nil
 	}
@@ -197,16 +233,30 @@ func (r *timerRun) round(ctx context.Context, nowMs int64) (bool, error) {
 			msgs = append(msgs, *m)
 		}
 	}
-	next := meta.TimerProgress{O: r.scan, T: mark, L: r.prog.L}
-	if r.wheel.n == 0 {
-		next.L = r.scan
-	} else if time.Since(r.lowDone) > timerLowEvery {
-		next.L, _ = r.wheel.minOffset()
-		r.lowDone = time.Now()
-	}
+	next.L = r.low(next.O)
 	if err := r.s.deliver(ctx, r.term, msgs, &meta.TimerProgressCommand{Progress: next}); err != nil {
 		return false, err
 	}
 	r.prog = next
 	return true, nil
+}
+
+// low is the progress's L: the lowest pending offset (at most o, the new
+// O), recomputed every timerLowEvery because it costs O(pending).
+func (r *timerRun) low(o int64) int64 {
+	if r.wheel.n == 0 && len(r.late) == 0 {
+		return o
+	}
+	if time.Since(r.lowDone) <= timerLowEvery {
+		return min(r.prog.L, o)
+	}
+	r.lowDone = time.Now()
+	l := o
+	if m, ok := r.wheel.minOffset(); ok {
+		l = min(l, m)
+	}
+	if len(r.late) > 0 {
+		l = min(l, r.late[0].offset)
+	}
+	return l
 }

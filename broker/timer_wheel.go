@@ -10,6 +10,8 @@ package broker
 import (
 	"container/heap"
 	"sort"
+
+	"github.com/raftmq/raftmq/broker/meta"
 )
 
 // timerBucketMs is the width of one bucket. Precision stays 1 ms: the
@@ -55,36 +57,55 @@ func (w *timerWheel) nextDue() (int64, bool) {
 	return m, true
 }
 
-// takeDue removes and returns pending entries due at nowMs in deliver-time
-// order: every entry due at or before floorMs, then up to limit more,
-// never splitting entries of the same deliver time. The returned time is
-// the new watermark: every pending entry due at or before it was taken.
-func (w *timerWheel) takeDue(nowMs, floorMs int64, limit int) ([]timerEntry, int64) {
-	var taken []timerEntry
-	mark := floorMs
+// timerTake bounds one takeDue.
+type timerTake struct {
+	limit      int  // at most this many entries
+	limitBytes int  // and this many record bytes,
+	oneOver    bool // except that the first entry is taken whatever its size
+}
+
+// takeDue removes and returns pending entries due at nowMs in (deliver
+// time, offset) order, within the bounds: a millisecond with more entries
+// than a round carries is split. mark is the deliver time of the last one
+// taken and tie the offset of the first entry left at that same time
+// (meta.TimerAllTies when none is), so that "due before mark, or at mark
+// below tie" is exactly what was taken (timer.go's progress K).
+func (w *timerWheel) takeDue(nowMs int64, b timerTake) (taken []timerEntry, mark, tie int64) {
+	bytes := 0
+	tie = meta.TimerAllTies
 	for len(w.keys) > 0 && w.keys[0]*timerBucketMs <= nowMs {
 		k := w.keys[0]
-		b := w.buckets[k]
-		sort.Slice(b, func(i, j int) bool { return b[i].deliverMs < b[j].deliverMs })
-		i := 0
-		for ; i < len(b) && b[i].deliverMs <= nowMs; i++ {
-			d := b[i].deliverMs
-			if len(taken) >= limit && d > floorMs && d != taken[len(taken)-1].deliverMs {
+		bk := w.buckets[k]
+		sort.Slice(bk, func(i, j int) bool {
+			if bk[i].deliverMs != bk[j].deliverMs {
+				return bk[i].deliverMs < bk[j].deliverMs
+			}
+			return bk[i].offset < bk[j].offset
+		})
+		i, full := 0, false
+		for ; i < len(bk) && bk[i].deliverMs <= nowMs; i++ {
+			size := int(bk[i].size)
+			if len(taken) >= b.limit || (bytes+size > b.limitBytes && !(b.oneOver && len(taken) == 0)) {
+				full = true
 				break
 			}
-			taken = append(taken, b[i])
-			mark = max(mark, d)
+			taken = append(taken, bk[i])
+			bytes += size
+			mark = bk[i].deliverMs
 		}
 		w.n -= i
-		if i == len(b) {
+		if full && i < len(bk) && len(taken) > 0 && bk[i].deliverMs == mark {
+			tie = bk[i].offset
+		}
+		if i == len(bk) {
 			delete(w.buckets, k)
 			heap.Pop(&w.keys)
 			continue
 		}
-		w.buckets[k] = b[i:]
-		break // the rest of this bucket is not due, or the batch is full
+		w.buckets[k] = bk[i:]
+		break // the rest of this bucket is not due, or the round is full
 	}
-	return taken, mark
+	return taken, mark, tie
 }
 
 // minOffset is the lowest queue offset pending (O(n)); ok false if none.

@@ -24,8 +24,12 @@ const (
 	CmdResetOffsets            dledger.CommandType = 8
 	// CmdTransactionState decides a half message (TxnEndCommand).
 	CmdTransactionState dledger.CommandType = 9
-	CmdTimerProgress    dledger.CommandType = 10
-	CmdTxnChecks        dledger.CommandType = 11
+	// CmdTimerProgress is the timer progress without the tie cursor, as
+	// written before it existed: decoded with K = TimerAllTies.
+	CmdTimerProgress dledger.CommandType = 10
+	CmdTxnChecks     dledger.CommandType = 11
+	// CmdTimerProgressTies is TimerProgressCommand's type: {O, T, L, K}.
+	CmdTimerProgressTies dledger.CommandType = 12
 )
 
 func encoder(b []byte) *wire.Encoder { return &wire.Encoder{B: b, Sentinel: ErrBadCommand} }
@@ -153,7 +157,7 @@ func (c *DelayProgressCommand) AppendBody(b []byte) ([]byte, error) {
 type TimerProgressCommand struct{ Progress TimerProgress }
 
 // Type implements dledger.Command.
-func (*TimerProgressCommand) Type() dledger.CommandType { return CmdTimerProgress }
+func (*TimerProgressCommand) Type() dledger.CommandType { return CmdTimerProgressTies }
 
 // AppendBody implements dledger.Command.
 func (c *TimerProgressCommand) AppendBody(b []byte) ([]byte, error) {
@@ -161,6 +165,7 @@ func (c *TimerProgressCommand) AppendBody(b []byte) ([]byte, error) {
 	e.I64(c.Progress.O)
 	e.I64(c.Progress.T)
 	e.I64(c.Progress.L)
+	e.I64(c.Progress.K)
 	return e.B, e.Err
 }
 
@@ -204,6 +209,11 @@ func decode(t dledger.CommandType, d *wire.Decoder) (dledger.Command, error) {
 	case CmdTimerProgress:
 		c := &TimerProgressCommand{}
 		c.Progress.O, c.Progress.T, c.Progress.L = d.I64(), d.I64(), d.I64()
+		c.Progress.K = TimerAllTies
+		return c, d.Err
+	case CmdTimerProgressTies:
+		c := &TimerProgressCommand{}
+		c.Progress.O, c.Progress.T, c.Progress.L, c.Progress.K = d.I64(), d.I64(), d.I64(), d.I64()
 		return c, d.Err
 	case CmdTransactionState:
 		return decodeTxnEnd(d), d.Err

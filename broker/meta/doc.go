@@ -27,19 +27,21 @@
 //	8  ResetOffsets      as CommitOffsets
 //	9  TxnEnd            {halfOffset i64, decision u8 (1 commit, 2 rollback,
 //	                      3 discard)}
-//	10 TimerProgress     {o i64, t i64, l i64}
+//	10 TimerProgress     {o i64, t i64, l i64} (read only: k = MaxInt64)
 //	11 TxnChecks         u32 n × {halfOffset i64, times i32, atMs i64}
+//	12 TimerProgressTies {o i64, t i64, l i64, k i64}
 //
 // An unknown type, or a body that does not decode exactly, is an error:
 // dledger stops the node rather than diverge.
 //
-// # Snapshot encoding (frozen, version 1)
+// # Snapshot encoding (frozen, version 2; version 1 is read too)
 //
-//	version u8 = 1 | topics (u32 n × topic, by name) |
+//	version u8 = 2 | topics (u32 n × topic, by name) |
 //	groups (u32 n × group, by name) | consumer offsets (as CommitOffsets,
 //	sorted) | delay (u32 n × {queueId, offset}, by queue) |
 //	timer {o, t, l} | transactions {low i64, u32 n × {halfOffset i64,
-//	decision u8}, checks as TxnChecks}
+//	decision u8}, checks as TxnChecks} | timer k i64 (version 2 only;
+//	version 1 restores k = MaxInt64)
 //
 // dledger wraps it in its own snapshot (with the log's counters and a
 // checksum).

@@ -2,6 +2,7 @@ package meta
 
 import (
 	"bytes"
+	"encoding/binary"
 	"errors"
 	"reflect"
 	"testing"
@@ -18,7 +19,7 @@ func allCommands() []dledger.Command {
 		&PutSubscriptionGroupCommand{Group: SubscriptionGroupConfig{GroupName: "g", ConsumeEnable: true, RetryQueueNums: 1, RetryMaxTimes: 16, BrokerID: 0, WhichBrokerWhenConsumeSlowly: 1, NotifyConsumerIdsChangedEnable: true}},
 		&DeleteSubscriptionGroupCommand{Name: "g"},
 		&DelayProgressCommand{Progress: []DelayProgress{{2, 100}, {17, 5}}},
-		&TimerProgressCommand{Progress: TimerProgress{O: 10, T: 1700000000000, L: 4}},
+		&TimerProgressCommand{Progress: TimerProgress{O: 10, T: 1700000000000, L: 4, K: 7}},
 		&TxnEndCommand{HalfOffset: 7, Decision: TxnRolledBack},
 		&TxnChecksCommand{Checks: []TxnCheck{{HalfOffset: 3, Times: 2, AtMs: 99}}},
 	}
@@ -70,7 +71,7 @@ func TestApplyAndSnapshotRoundTrip(t *testing.T) {
 		&CommitOffsetsCommand{Offsets: []ConsumerOffset{{OffsetKey{"g", "t", 1}, 10}, {OffsetKey{"g", "u", 0}, 3}}},
 		&ResetOffsetsCommand{Offsets: []ConsumerOffset{{OffsetKey{"g", "t", 1}, 4}}},
 		&DelayProgressCommand{Progress: []DelayProgress{{QueueID: 2, Offset: 9}}},
-		&TimerProgressCommand{Progress: TimerProgress{O: 5, T: 99, L: 2}},
+		&TimerProgressCommand{Progress: TimerProgress{O: 5, T: 99, L: 2, K: 4}},
 		&DeleteTopicCommand{Name: "u"},
 	} {
 		b, _ := c.AppendBody(nil)
@@ -87,7 +88,7 @@ func TestApplyAndSnapshotRoundTrip(t *testing.T) {
 	if _, ok := s.ConsumerOffset(OffsetKey{"g", "u", 0}); ok {
 		t.Error("offset of the deleted topic kept")
 	}
-	if d, _ := s.DelayOffset(2); d != 9 || s.Timer() != (TimerProgress{5, 99, 2}) || s.AppliedIndex() != 8 {
+	if d, _ := s.DelayOffset(2); d != 9 || s.Timer() != (TimerProgress{5, 99, 2, 4}) || s.AppliedIndex() != 8 {
 		t.Errorf("delay %d, timer %+v, applied %d", d, s.Timer(), s.AppliedIndex())
 	}
 	b, err := s.Snapshot()
@@ -183,5 +184,47 @@ func TestTxnState(t *testing.T) {
 	}
 	if d, _ := r.TxnDecided(0); d != TxnCommitted || r.TxnLow() != 2 || r.TxnCheckOf(2).Times != 1 {
 		t.Fatalf("restored: decision %v low %d check %+v", d, r.TxnLow(), r.TxnCheckOf(2))
+	}
+}
+
+// TestTimerProgressWithoutTieCursor: timer progress written before the tie
+// cursor existed (type 10, snapshot version 1) reads as "every tie of T
+// delivered".
+func TestTimerProgressWithoutTieCursor(t *testing.T) {
+	var b []byte
+	for _, v := range []int64{5, 99, 2} {
+		b = binary.BigEndian.AppendUint64(b, uint64(v))
+	}
+	c, err := Decode(CmdTimerProgress, b)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := c.(*TimerProgressCommand).Progress; got != (TimerProgress{5, 99, 2, TimerAllTies}) {
+		t.Fatalf("decoded %+v", got)
+	}
+	s := NewState()
+	body, _ := (&TimerProgressCommand{Progress: TimerProgress{O: 5, T: 99, L: 2, K: 3}}).AppendBody(nil)
+	if err := s.Apply(1, CmdTimerProgressTies, body); err != nil {
+		t.Fatal(err)
+	}
+	snap, err := s.Snapshot()
+	if err != nil {
+		t.Fatal(err)
+	}
+	v1 := append([]byte{1}, snap[1:len(snap)-8]...)
+	r := NewState()
+	if err := r.Restore(v1); err != nil {
+		t.Fatalf("version 1 snapshot: %v", err)
+	}
+	if got := r.Timer(); got != (TimerProgress{5, 99, 2, TimerAllTies}) {
+		t.Fatalf("restored %+v", got)
+	}
+	for _, c := range []struct {
+		off, at int64
+		want    bool
+	}{{4, 98, true}, {2, 99, true}, {3, 99, false}, {4, 100, false}, {5, 10, false}} {
+		if got := s.Timer().Delivered(c.off, c.at); got != c.want {
+			t.Errorf("Delivered(%d, %d) = %v with %+v", c.off, c.at, got, s.Timer())
+		}
 	}
 }

@@ -170,8 +170,9 @@ func (s *State) AppliedIndex() uint64 {
 
 func sortOffsets(o []ConsumerOffset) { slices.SortFunc(o, compareOffsets) }
 
-// snapshotVersion is the version of Snapshot's encoding. Frozen.
-const snapshotVersion = 1
+// snapshotVersion is the version of Snapshot's encoding. Frozen; Restore
+// also reads version 1, which lacks the timer's tie cursor.
+const snapshotVersion = 2
 
 // Snapshot implements dledger.StateMachine: a deterministic encoding, so
 // replicas at the same applied index return equal bytes.
@@ -207,14 +208,16 @@ func (s *State) Snapshot() ([]byte, error) {
 	e.I64(s.timer.T)
 	e.I64(s.timer.L)
 	s.txn.encode(e)
+	e.I64(s.timer.K)
 	return e.B, e.Err
 }
 
 // Restore implements dledger.StateMachine.
 func (s *State) Restore(data []byte) error {
 	d := &wire.Decoder{B: data, Sentinel: ErrBadCommand}
-	if v := d.U8(); d.Err == nil && v != snapshotVersion {
-		return fmt.Errorf("%w: snapshot version %d, this binary reads %d", ErrBadCommand, v, snapshotVersion)
+	v := d.U8()
+	if d.Err == nil && v != snapshotVersion && v != 1 {
+		return fmt.Errorf("%w: snapshot version %d, this binary reads 1 and %d", ErrBadCommand, v, snapshotVersion)
 	}
 	ns := NewState()
 	ns.applied = d.U64()
@@ -237,6 +240,10 @@ func (s *State) Restore(data []byte) error {
 	}
 	ns.timer = TimerProgress{O: d.I64(), T: d.I64(), L: d.I64()}
 	ns.txn = decodeTxnState(d)
+	ns.timer.K = TimerAllTies
+	if v >= 2 {
+		ns.timer.K = d.I64()
+	}
 	if err := d.End(); err != nil {
 		return err
 	}

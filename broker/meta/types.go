@@ -2,6 +2,7 @@ package meta
 
 import (
 	"cmp"
+	"math"
 
 	"github.com/raftmq/raftmq/internal/wire"
 )
@@ -127,7 +128,20 @@ type DelayProgress struct {
 //	O  every timer-queue offset below O has been indexed by a scheduler;
 //	T  a message at an offset below O is delivered iff its deliver time is
 //	   at or before T (the watermark);
-//	L  every offset below L is delivered (a rebuild hint, L ≤ O).
+//	L  every offset below L is delivered (a rebuild hint, L ≤ O);
+//	K  the tie cursor of T: of the messages due exactly at T, those at
+//	   offsets below K are delivered (math.MaxInt64: all of them), so one
+//	   millisecond's messages may span several bounded rounds.
 type TimerProgress struct {
-	O, T, L int64
+	O, T, L, K int64
+}
+
+// TimerAllTies is the K of a progress whose millisecond T is delivered
+// whole; progress written before K existed decodes with it.
+const TimerAllTies = math.MaxInt64
+
+// Delivered reports whether the timer message at queue offset off, due
+// at deliverMs, is delivered according to p.
+func (p TimerProgress) Delivered(off, deliverMs int64) bool {
+	return off < p.O && (deliverMs < p.T || (deliverMs == p.T && off < p.K))
 }
