@@ -42,6 +42,29 @@ func (l *Log) DeleteRange(min, max uint64) error {
 	}
 }
 
+// DiscardIfBehind deletes the whole log when it ends below index, the last
+// index of a snapshot the node restored: every entry it holds is then
+// covered by the snapshot, and the entries after the snapshot must follow
+// it (StoreLogs takes only contiguous indexes). raft resets the log itself
+// after installing a snapshot, but only logs a failure of that reset and
+// goes on, and a crash between the install and the reset leaves the same
+// log behind: every later append would then be refused, forever. The
+// snapshot's restore calls this first, also on every restart. It reports
+// whether it deleted anything.
+func (l *Log) DiscardIfBehind(index uint64) (bool, error) {
+	l.wmu.Lock()
+	defer l.wmu.Unlock()
+	if err := l.writable(); err != nil {
+		return false, err
+	}
+	if l.lastIndex == 0 || l.lastIndex >= index {
+		return false, nil
+	}
+	l.logger.Warn("log ends before the restored snapshot; deleting it so the entries after the snapshot can follow",
+		"first", l.first(), "last", l.lastIndex, "snapshot_index", index)
+	return true, l.failIf(l.deleteAll())
+}
+
 // failIf makes a non-nil err sticky.
 func (l *Log) failIf(err error) error {
 	if err != nil {

@@ -240,3 +240,34 @@ func TestValidateReportsEveryProblem(t *testing.T) {
 		t.Fatal("Open accepted an invalid config")
 	}
 }
+
+// TestDiscardIfBehind: a log that ends below a restored snapshot is
+// deleted so the entries after the snapshot can follow; one that reaches
+// the snapshot is kept.
+func TestDiscardIfBehind(t *testing.T) {
+	fsys := vfs.NewMem()
+	l := mustOpen(t, testConfig(fsys, testDir))
+	defer closeLog(t, l)
+	storeRange(t, l, 1, 10, 3)
+	for _, idx := range []uint64{5, 10} {
+		if done, err := l.DiscardIfBehind(idx); done || err != nil {
+			t.Fatalf("DiscardIfBehind(%d) on a log ending at 10 = %v, %v", idx, done, err)
+		}
+	}
+	checkRange(t, l, 1, 10)
+	// Without the discard the entries after a snapshot at 20 are refused.
+	if err := l.StoreLogs(makeRange(21, 21)); !errors.Is(err, ErrNonContiguous) {
+		t.Fatalf("StoreLogs after a gap = %v, want ErrNonContiguous", err)
+	}
+	if done, err := l.DiscardIfBehind(20); !done || err != nil {
+		t.Fatalf("DiscardIfBehind(20) = %v, %v", done, err)
+	}
+	storeRange(t, l, 21, 25, 2)
+	if first, _ := l.FirstIndex(); first != 21 {
+		t.Fatalf("FirstIndex after the discard = %d, want 21", first)
+	}
+	checkRange(t, l, 21, 25)
+	if done, _ := l.DiscardIfBehind(20); done {
+		t.Fatal("DiscardIfBehind deleted a log past the snapshot")
+	}
+}

@@ -4,12 +4,14 @@ import (
 	"context"
 	"errors"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/raftmq/raftmq/commitlog"
 	"github.com/raftmq/raftmq/dledger"
 	"github.com/raftmq/raftmq/dledger/dledgertest"
+	"github.com/raftmq/raftmq/internal/vfs"
 	"github.com/raftmq/raftmq/message"
 )
 
@@ -354,4 +356,84 @@ func TestAddRemoveVoterUnderLoad(t *testing.T) {
 	c.WaitConverged(10 * time.Second)
 	checkAcked(t, c, p.acks())
 	checkQueuesIdentical(t, c)
+}
+
+// TestSnapshotInstallWhoseLogResetFails: raft installs a snapshot on a
+// lagging follower, then resets its log — and only logs it when that
+// fails. Here the reset fails (a segment cannot be removed), which leaves
+// the follower's log ending before the snapshot, as a crash between the
+// install and the reset would. Restarted, the node must discard that log
+// and catch up, instead of refusing every append forever as
+// non-contiguous.
+func TestSnapshotInstallWhoseLogResetFails(t *testing.T) {
+	var lag atomic.Int32
+	lag.Store(-1)
+	var faulty atomic.Bool
+	c := dledgertest.New(t, dledgertest.Options{Configure: func(i int, cfg *dledger.Config) {
+		fastConfig(i, cfg)
+		cfg.TrailingLogs = 5
+		cfg.SnapshotThreshold = 1 << 30
+	}, ConfigureLog: func(i int, cc *commitlog.Config) {
+		cc.SegmentSize = 16 << 10
+		cc.Retention.FileReservedTime = time.Nanosecond
+		cc.Retention.DiskUsage = func(string) (float64, error) { return 0.8, nil }
+		cc.Retention.CheckInterval = 0
+		if int32(i) == lag.Load() && faulty.Load() {
+			ffs := vfs.NewFaultFS(vfs.OS)
+			ffs.Inject(vfs.FailOnce(vfs.OpRemove, ".log", vfs.ErrInjected))
+			cc.FS = ffs
+		}
+	}})
+	l := c.WaitLeader(5 * time.Second)
+	lagging := (l + 1) % 3
+	lag.Store(int32(lagging))
+	p := &proposer{t: t, c: c}
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	big := func(n int) {
+		var wg sync.WaitGroup
+		for w := 0; w < 8; w++ {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				for i := 0; i < n/8; i++ {
+					p.sendOne(ctx, "a", int32(i%2), make([]byte, 512))
+				}
+			}()
+		}
+		wg.Wait()
+	}
+	big(80)
+	c.Kill(lagging)
+	big(400)
+	for _, i := range c.Live() {
+		if err := c.Node(i).SnapshotNow(); err != nil {
+			t.Fatalf("n%d snapshot: %v", i, err)
+		}
+		if _, err := c.Member(i).Log.RunRetentionOnce(time.Now()); err != nil {
+			t.Fatalf("n%d retention: %v", i, err)
+		}
+	}
+	faulty.Store(true)
+	c.Restart(lagging) // installs the snapshot; the log reset fails
+	waitLogFailed(t, c, lagging)
+	faulty.Store(false)
+	c.Kill(lagging)
+	c.Restart(lagging)
+	c.WaitConverged(15 * time.Second)
+	checkAcked(t, c, p.acks())
+	checkQueuesIdentical(t, c)
+	big(40)
+	c.WaitConverged(10 * time.Second)
+	checkAcked(t, c, p.acks())
+}
+
+// waitLogFailed waits until node i's commitlog reports a failure.
+func waitLogFailed(t *testing.T, c *dledgertest.Cluster, i int) {
+	t.Helper()
+	select {
+	case <-c.Member(i).Log.Failed():
+	case <-time.After(15 * time.Second):
+		t.Fatal("the lagging node's log reset did not fail: the test proves nothing")
+	}
 }

@@ -53,8 +53,15 @@ type Syncer interface {
 
 // fsm applies committed entries to the counters, the dispatcher and the
 // state machine.
+// behindDiscarder is a log store that can drop a log left entirely behind
+// a restored snapshot (commitlog.Log.DiscardIfBehind).
+type behindDiscarder interface {
+	DiscardIfBehind(index uint64) (bool, error)
+}
+
 type fsm struct {
 	st       *counters
+	logs     raft.LogStore // the node's log, for DiscardIfBehind
 	dispatch Dispatcher
 	sm       StateMachine
 	log      hclog.Logger
@@ -220,6 +227,11 @@ func (f *fsm) Restore(r io.ReadCloser) error {
 	ns, sm, err := decodeSnapshot(b)
 	if err != nil {
 		return err
+	}
+	if d, ok := f.logs.(behindDiscarder); ok {
+		if _, err := d.DiscardIfBehind(ns.applied); err != nil {
+			return fmt.Errorf("dledger: discarding the log behind the snapshot: %w", err)
+		}
 	}
 	if f.dispatch != nil {
 		if err := f.dispatch.Restored(ns.copyQueues()); err != nil {

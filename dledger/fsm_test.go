@@ -1,7 +1,9 @@
 package dledger
 
 import (
+	"bytes"
 	"errors"
+	"io"
 	"testing"
 
 	"github.com/hashicorp/go-hclog"
@@ -89,5 +91,34 @@ func TestFSMStopsOnUnknownCommand(t *testing.T) {
 	r, _ = f.Apply(&raft.Log{Index: 1, Type: raft.LogCommand, Data: []byte{CommandVersion, 3, 0, 0}}).(error)
 	if !errors.Is(r, ErrDivergence) || !errors.Is(<-fatal, ErrDivergence) {
 		t.Fatalf("command without a state machine: %v", r)
+	}
+}
+
+// fakeBehindLog records DiscardIfBehind calls (the commitlog's own test
+// covers what the call does).
+type fakeBehindLog struct {
+	raft.LogStore
+	asked []uint64
+}
+
+func (l *fakeBehindLog) DiscardIfBehind(index uint64) (bool, error) {
+	l.asked = append(l.asked, index)
+	return true, nil
+}
+
+// TestRestoreDiscardsLogBehindSnapshot: restoring a snapshot first drops
+// a log left entirely behind it (an install whose log reset failed, or a
+// crash between the install and the reset), so later appends can follow
+// the snapshot.
+func TestRestoreDiscardsLogBehindSnapshot(t *testing.T) {
+	logs := &fakeBehindLog{}
+	f := &fsm{st: newCounters(), logs: logs, log: hclog.NewNullLogger(), onFatal: func(error) {}}
+	c := newCounters()
+	c.applied = 50
+	if err := f.Restore(io.NopCloser(bytes.NewReader(encodeSnapshot(c, nil)))); err != nil {
+		t.Fatal(err)
+	}
+	if len(logs.asked) != 1 || logs.asked[0] != 50 {
+		t.Fatalf("DiscardIfBehind asked %v, want [50]", logs.asked)
 	}
 }

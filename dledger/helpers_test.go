@@ -192,7 +192,12 @@ func checkQueuesIdentical(t testing.TB, c *dledgertest.Cluster) {
 				t.Fatalf("%v: n%d ends at %d, n%d at %d", q, live[0], m1+int64(len(e1)), i, m2+int64(len(e2)))
 			}
 			if !reflect.DeepEqual(e1[lo-m1:], e2[lo-m2:]) {
-				t.Fatalf("%v: n%d and n%d differ", q, live[0], i)
+				a, b := e1[lo-m1:], e2[lo-m2:]
+				for k := range a {
+					if !reflect.DeepEqual(a[k], b[k]) {
+						t.Fatalf("%v: n%d and n%d differ from queue offset %d (of %d..%d): %+v vs %+v", q, live[0], i, lo+int64(k), lo, m1+int64(len(e1)), a[k], b[k])
+					}
+				}
 			}
 		}
 	}

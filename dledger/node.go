@@ -92,7 +92,7 @@ func (n *Node) open() error {
 	if err := n.openTransport(); err != nil {
 		return err
 	}
-	n.fsm = &fsm{st: newCounters(), dispatch: cfg.Dispatcher, sm: cfg.StateMachine, log: n.log, onFatal: n.stopDiverged}
+	n.fsm = &fsm{st: newCounters(), logs: cfg.LogStore, dispatch: cfg.Dispatcher, sm: cfg.StateMachine, log: n.log, onFatal: n.stopDiverged}
 	if fl, ok := n.logs.(FlooredLog); ok {
 		fl.SetRetentionFloor(n.snapshotFloor)
 	}
