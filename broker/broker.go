@@ -167,7 +167,7 @@ func (b *Broker) build() error {
 	records := &recordBuilder{cluster: cfg.Cluster, storeHost: host, maxBody: cfg.MaxMessageSize, park: &parker{levels: levels}}
 	b.rep = rep
 	b.reg.rep, b.reg.tables = rep, tbl
-	b.offsets = newOffsetCommitter(rep, cfg.ForwardTimeout, b.log)
+	b.offsets = newOffsetCommitter(rep, b.meta, cfg.ForwardTimeout, b.log)
 	consumers := newConsumerManager()
 	b.locks = newLockManager(cfg.LockExpiry)
 	b.scheduled = &scheduled{rep: rep, store: b.store, meta: b.meta, records: records, log: b.log}

@@ -25,6 +25,14 @@ import (
 // an offsetBatch (a raftmq extension); the leader proposes it and answers
 // once it is committed. A table that fails to commit is merged back under
 // any newer value and retried at the next flush.
+//
+// A retried value may be stale by the time it lands: the consumer may have
+// moved to another node (a failover) and committed further there. Retried
+// entries are marked (batchOffset.Retry), and the leader — after its
+// term's barrier, so it sees every committed offset — drops a marked entry
+// that would move a committed offset backwards. Fresh entries are applied
+// as given: a consumer may commit a lower offset on purpose, as RocketMQ
+// allows.
 const (
 	offsetFlushInterval = 100 * time.Millisecond
 	offsetFlushCount    = 1024
@@ -46,31 +54,37 @@ type batchOffset struct {
 	Topic   string `json:"topic"`
 	QueueID int32  `json:"queueId"`
 	Offset  int64  `json:"offset"`
+	// Retry marks a value that failed to commit before: it must not move
+	// a committed offset backwards.
+	Retry bool `json:"retry,omitempty"`
 }
 
 // offsetCommitter is the node's table of offsets waiting to be committed.
 type offsetCommitter struct {
 	rep          *replica
+	meta         *meta.State
 	flushTimeout time.Duration
 	log          hclog.Logger
 
 	mu      sync.Mutex
 	pending map[meta.OffsetKey]int64
+	retried map[meta.OffsetKey]bool // pending values that failed to commit once
 	kick    chan struct{}
 	// flushes counts the batches written or forwarded (tests, metrics).
 	flushes atomic.Int64
 	failing bool // only run's goroutine touches it
 }
 
-func newOffsetCommitter(rep *replica, flushTimeout time.Duration, log hclog.Logger) *offsetCommitter {
-	return &offsetCommitter{rep: rep, flushTimeout: flushTimeout, log: log,
-		pending: map[meta.OffsetKey]int64{}, kick: make(chan struct{}, 1)}
+func newOffsetCommitter(rep *replica, st *meta.State, flushTimeout time.Duration, log hclog.Logger) *offsetCommitter {
+	return &offsetCommitter{rep: rep, meta: st, flushTimeout: flushTimeout, log: log,
+		pending: map[meta.OffsetKey]int64{}, retried: map[meta.OffsetKey]bool{}, kick: make(chan struct{}, 1)}
 }
 
 // update records an offset to commit; it never blocks.
 func (o *offsetCommitter) update(k meta.OffsetKey, off int64) {
 	o.mu.Lock()
 	o.pending[k] = off
+	delete(o.retried, k)
 	n := len(o.pending)
 	o.mu.Unlock()
 	if n >= offsetFlushCount {
@@ -109,28 +123,36 @@ func (o *offsetCommitter) run(stop <-chan struct{}) {
 	}
 }
 
-func (o *offsetCommitter) take() []meta.ConsumerOffset {
+// pendingOffset is a value to commit and whether it is a retry.
+type pendingOffset struct {
+	meta.ConsumerOffset
+	retry bool
+}
+
+func (o *offsetCommitter) take() []pendingOffset {
 	o.mu.Lock()
 	defer o.mu.Unlock()
 	if len(o.pending) == 0 {
 		return nil
 	}
-	out := make([]meta.ConsumerOffset, 0, len(o.pending))
+	out := make([]pendingOffset, 0, len(o.pending))
 	for k, v := range o.pending {
-		out = append(out, meta.ConsumerOffset{OffsetKey: k, Offset: v})
+		out = append(out, pendingOffset{meta.ConsumerOffset{OffsetKey: k, Offset: v}, o.retried[k]})
 	}
 	clear(o.pending)
+	clear(o.retried)
 	return out
 }
 
 // requeue puts offsets that failed to commit back, unless a newer value
 // arrived meanwhile.
-func (o *offsetCommitter) requeue(offs []meta.ConsumerOffset) {
+func (o *offsetCommitter) requeue(offs []pendingOffset) {
 	o.mu.Lock()
 	defer o.mu.Unlock()
 	for _, c := range offs {
 		if _, newer := o.pending[c.OffsetKey]; !newer {
 			o.pending[c.OffsetKey] = c.Offset
+			o.retried[c.OffsetKey] = true
 		}
 	}
 }
@@ -140,7 +162,7 @@ func (o *offsetCommitter) flush(ctx context.Context) {
 	if len(offs) == 0 {
 		return
 	}
-	slices.SortFunc(offs, func(a, b meta.ConsumerOffset) int { return a.OffsetKey.Compare(b.OffsetKey) })
+	slices.SortFunc(offs, func(a, b pendingOffset) int { return a.OffsetKey.Compare(b.OffsetKey) })
 	for len(offs) > 0 {
 		n := min(len(offs), offsetMaxPerEntry)
 		part := offs[:n]
@@ -164,17 +186,17 @@ func (o *offsetCommitter) flush(ctx context.Context) {
 
 // commit writes offs through the group: proposed here on the leader,
 // forwarded as one batch otherwise.
-func (o *offsetCommitter) commit(ctx context.Context, offs []meta.ConsumerOffset) error {
+func (o *offsetCommitter) commit(ctx context.Context, offs []pendingOffset) error {
 	if o.rep.isLeader() {
-		_, err := o.rep.propose(ctx, &meta.CommitOffsetsCommand{Offsets: offs})
+		err := o.propose(ctx, offs)
 		var nl *dledger.NotLeaderError
-		if !errors.As(err, &nl) {
+		if !errors.As(err, &nl) && !errors.Is(err, errNotLeaderTerm) {
 			return err
 		}
 	}
 	batch := offsetBatch{Offsets: make([]batchOffset, len(offs))}
 	for i, c := range offs {
-		batch.Offsets[i] = batchOffset{Group: c.Group, Topic: c.Topic, QueueID: c.QueueID, Offset: c.Offset}
+		batch.Offsets[i] = batchOffset{Group: c.Group, Topic: c.Topic, QueueID: c.QueueID, Offset: c.Offset, Retry: c.retry}
 	}
 	body, err := json.Marshal(batch)
 	if err != nil {
@@ -188,6 +210,34 @@ func (o *offsetCommitter) commit(ctx context.Context, offs []meta.ConsumerOffset
 	return nil
 }
 
+// propose commits offs on the leader, without the retried values that
+// would move a committed offset backwards.
+func (o *offsetCommitter) propose(ctx context.Context, offs []pendingOffset) error {
+	keep := make([]meta.ConsumerOffset, 0, len(offs))
+	checked := false
+	for _, c := range offs {
+		if c.retry {
+			if !checked {
+				if _, err := o.rep.ready(ctx); err != nil {
+					return err
+				}
+				checked = true
+			}
+			if cur, ok := o.meta.ConsumerOffset(c.OffsetKey); ok && c.Offset < cur {
+				o.log.Info("dropped a stale retried offset commit", "group", c.Group, "topic", c.Topic, "queue", c.QueueID,
+					"offset", c.Offset, "committed", cur)
+				continue
+			}
+		}
+		keep = append(keep, c.ConsumerOffset)
+	}
+	if len(keep) == 0 {
+		return nil
+	}
+	_, err := o.rep.propose(ctx, &meta.CommitOffsetsCommand{Offsets: keep})
+	return err
+}
+
 // commitForwarded is the leader's side of a forwarded batch: propose it
 // and answer when it is committed.
 func (o *offsetCommitter) commitForwarded(ctx context.Context, req *remoting.Command) *remoting.Command {
@@ -198,13 +248,13 @@ func (o *offsetCommitter) commitForwarded(ctx context.Context, req *remoting.Com
 	if len(batch.Offsets) > offsetMaxPerEntry {
 		return errResponse(req, remoting.ResSystemError, "offset batch of %d offsets, limit %d", len(batch.Offsets), offsetMaxPerEntry)
 	}
-	offs := make([]meta.ConsumerOffset, len(batch.Offsets))
+	offs := make([]pendingOffset, len(batch.Offsets))
 	for i, c := range batch.Offsets {
-		offs[i] = meta.ConsumerOffset{OffsetKey: meta.OffsetKey{Group: c.Group, Topic: c.Topic, QueueID: c.QueueID}, Offset: c.Offset}
+		offs[i] = pendingOffset{meta.ConsumerOffset{OffsetKey: meta.OffsetKey{Group: c.Group, Topic: c.Topic, QueueID: c.QueueID}, Offset: c.Offset}, c.Retry}
 	}
 	ctx, cancel := context.WithTimeout(ctx, o.flushTimeout)
 	defer cancel()
-	if _, err := o.rep.propose(ctx, &meta.CommitOffsetsCommand{Offsets: offs}); err != nil {
+	if err := o.propose(ctx, offs); err != nil {
 		return o.rep.proposeFailure(ctx, req, err)
 	}
 	return okResponse(req)

@@ -195,3 +195,34 @@ func TestQueueOffsets(t *testing.T) {
 		t.Fatalf("GET_MAX_OFFSET without queueId answered %d", resp.Code)
 	}
 }
+
+// forwardedBatch is the UPDATE_CONSUMER_OFFSET a follower forwards with
+// its coalesced table.
+func forwardedBatch(group, topic string, queueID int, off int64, retry bool) *remoting.Command {
+	body := fmt.Sprintf(`{"offsets":[{"group":%q,"topic":%q,"queueId":%d,"offset":%d,"retry":%v}]}`, group, topic, queueID, off, retry)
+	return remoting.NewRequest(remoting.ReqUpdateConsumerOffset, map[string]string{"raftmqOffsetBatch": "true"}, []byte(body))
+}
+
+// TestStaleRetriedOffsetIgnored: a follower's retry of an offset it failed
+// to commit (the consumer moved on, and committed further elsewhere, say
+// after a failover) must not move the committed offset backwards; a fresh
+// lower commit does, as RocketMQ allows.
+func TestStaleRetriedOffsetIgnored(t *testing.T) {
+	g := brokertest.Start(t, brokertest.Options{})
+	leader := g.WaitLeader(5 * time.Second)
+	const topic = "StaleOffsets"
+	createTopic(t, g, topic, 1)
+	mustSucceed(t, g.Invoke(leader, forwardedBatch("sg", topic, 0, 40, false)), "fresh batch")
+	expectOffset(t, g, leader, "sg", topic, 0, 40)
+	mustSucceed(t, g.Invoke(leader, forwardedBatch("sg", topic, 0, 25, true)), "stale retried batch")
+	if got, err := queriedOffset(t, g, leader, "sg", topic, 0); err != nil || got != 40 {
+		t.Fatalf("after a stale retried batch: offset %d, %v; want 40", got, err)
+	}
+	mustSucceed(t, g.Invoke(leader, forwardedBatch("sg", topic, 0, 41, true)), "newer retried batch")
+	expectOffset(t, g, leader, "sg", topic, 0, 41)
+	mustSucceed(t, g.Invoke(leader, forwardedBatch("sg", topic, 0, 30, false)), "fresh lower batch")
+	expectOffset(t, g, leader, "sg", topic, 0, 30)
+	// A retried value for a key with nothing committed is applied.
+	mustSucceed(t, g.Invoke(leader, forwardedBatch("sg2", topic, 0, 7, true)), "first retried batch")
+	expectOffset(t, g, leader, "sg2", topic, 0, 7)
+}
