@@ -138,7 +138,7 @@ func (b *batcher) start(r *pendingRun) {
 // compressed (a batch has one sysFlag), no delay or timer, not a half
 // message, not to a retry or dead-letter topic.
 func batchable(m *message.Message, pm *prepared) bool {
-	if pm.sysFlag != 0 || protocol.IsRetryTopic(m.Topic) || protocol.IsDLQTopic(m.Topic) {
+	if pm.sysFlag != 0 || pm.code != remoting.ReqSendMessageV2 || protocol.IsRetryTopic(m.Topic) || protocol.IsDLQTopic(m.Topic) {
 		return false
 	}
 	for _, k := range []string{message.PropertyDelayLevel, message.PropertyTimerDeliverMS,

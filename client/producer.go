@@ -10,6 +10,7 @@ import (
 
 	"github.com/raftmq/raftmq/message"
 	"github.com/raftmq/raftmq/protocol"
+	"github.com/raftmq/raftmq/remoting"
 )
 
 // SendStatus is how a broker reports a stored message (RocketMQ's
@@ -85,6 +86,7 @@ type Producer struct {
 	async   sync.WaitGroup
 	suspect map[string]time.Time // address → suspected dead until
 	leaders map[string]string    // broker group → id 0 address last seen
+	replies replyWaiters         // requests waiting for replies (request.go)
 }
 
 // NewProducer returns a producer of group configured by opts; an empty or
@@ -118,6 +120,7 @@ func newProducer(cfg *producerConfig) (*Producer, error) {
 		hb.ProducerDataSet = append(hb.ProducerDataSet, protocol.ProducerData{GroupName: cfg.group})
 	})
 	c.onRoute(p.noteLeaders)
+	c.handle(remoting.ReqPushReplyMessageToClient, p.onReply)
 	return p, nil
 }
 
@@ -190,12 +193,15 @@ func (p *Producer) ready(async bool) error {
 
 // Send sends msg and waits until it is stored. It sets the message's
 // UNIQ_KEY if absent. Retries and failover (see the package doc) are
-// bounded by ctx and the send timeout.
+// bounded by ctx and the send timeout. A reply built by NewReplyMessage
+// goes as SEND_REPLY_MESSAGE_V2, which the broker pushes to the
+// requester. A transaction half message (TRAN_MSG) is refused: send it
+// with a TransactionProducer.
 func (p *Producer) Send(ctx context.Context, msg *message.Message) (SendResult, error) {
 	if err := p.ready(false); err != nil {
 		return SendResult{}, err
 	}
-	pm, err := p.prepare(msg)
+	pm, err := p.preparePlain(msg)
 	if err != nil {
 		return SendResult{}, err
 	}
@@ -218,7 +224,7 @@ func (p *Producer) SendAsync(ctx context.Context, msg *message.Message, cb func(
 		return
 	}
 	am := &asyncMsg{ctx: ctx, m: msg, cb: cb}
-	pm, err := p.prepare(msg)
+	pm, err := p.preparePlain(msg)
 	if err != nil {
 		go p.finishAsync(am, SendResult{}, err)
 		return
@@ -249,7 +255,7 @@ func (p *Producer) SendOneway(ctx context.Context, msg *message.Message) error {
 	if err := p.ready(false); err != nil {
 		return err
 	}
-	pm, err := p.prepare(msg)
+	pm, err := p.preparePlain(msg)
 	if err != nil {
 		return err
 	}

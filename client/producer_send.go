@@ -59,6 +59,23 @@ func checkMessage(m *message.Message, maxSize int) error {
 	return nil
 }
 
+// preparePlain is prepare for the plain send methods: a half message is
+// refused (a TransactionProducer sends those, and decides them), and a
+// reply goes as SEND_REPLY_MESSAGE_V2.
+func (p *Producer) preparePlain(m *message.Message) (*prepared, error) {
+	if m != nil && m.Property(message.PropertyTransactionPrepared) != "" {
+		return nil, fmt.Errorf("%w: a transaction half message (%s) must be sent with a TransactionProducer", ErrInvalidMessage, message.PropertyTransactionPrepared)
+	}
+	pm, err := p.prepare(m)
+	if err != nil {
+		return nil, err
+	}
+	if isReply(m) {
+		pm.code = remoting.ReqSendReplyMessageV2
+	}
+	return pm, nil
+}
+
 // prepare validates msg, gives it a UNIQ_KEY and compresses its body.
 func (p *Producer) prepare(m *message.Message) (*prepared, error) {
 	if err := checkMessage(m, p.cfg.maxMessageSize); err != nil {
