@@ -131,6 +131,21 @@
 //	err = c.Start(ctx)
 //	defer c.Close(ctx) // finishes running handlers, commits offsets
 //
+// Subscribe takes a tag expression ("*" or "" for every message, "A || B"
+// for either tag): the broker filters by tag hash and the client drops
+// the collisions. SubscribeSelector takes a MessageSelector, Tag(expr) or
+// an SQL92 condition on the message's properties (TAGS, KEYS and user
+// properties), which the broker alone evaluates:
+//
+//	err = c.SubscribeSelector("orders", client.SQL92("amount > 100 AND TAGS IN ('created')"), handler)
+//
+// An SQL92 subscription goes in heartbeats and in each PULL_MESSAGE with
+// expressionType SQL92 and no tags. The client cannot parse SQL92, so a
+// bad condition is not refused by Subscribe or Start: the broker answers
+// every pull with SUBSCRIPTION_PARSE_FAILED, which the consumer logs as an
+// error once per queue, retrying the queue every 3 s (a broker with the
+// property filter off answers SYSTEM_ERROR, handled alike).
+//
 // Clustering (the default) shares a group's queues among its members,
 // rebalanced at start, every 20 s and whenever the broker announces a
 // member change (NOTIFY_CONSUMER_IDS_CHANGED), with AVG, AVG_BY_CIRCLE,

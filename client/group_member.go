@@ -106,8 +106,8 @@ func (gm *groupMember) heartbeatData(hb *protocol.HeartbeatData) {
 }
 
 // subscribe adds a subscription; before start only.
-func (gm *groupMember) subscribe(topic, expr string, h MessageHandler) error {
-	s, err := parseSubscription(topic, expr)
+func (gm *groupMember) subscribe(topic string, sel MessageSelector, h MessageHandler) error {
+	s, err := parseSelector(topic, sel)
 	if err != nil {
 		return err
 	}

@@ -59,13 +59,21 @@ func (p *PullConsumer) ClientID() string { return p.gm.c.clientID }
 // for all, "A || B"), on the queues the group's rebalance gives this
 // consumer. Call it before Start; it cannot be combined with Assign.
 func (p *PullConsumer) Subscribe(topic, expr string) error {
+	return p.SubscribeSelector(topic, Tag(expr))
+}
+
+// SubscribeSelector consumes topic's messages that sel selects: a tag
+// expression (Tag) or an SQL92 condition on their properties (SQL92),
+// which the broker evaluates, on the queues the group's rebalance gives
+// this consumer. Call it before Start; it cannot be combined with Assign.
+func (p *PullConsumer) SubscribeSelector(topic string, sel MessageSelector) error {
 	p.gm.mu.Lock()
 	fixed := p.gm.fixed
 	p.gm.mu.Unlock()
 	if fixed {
 		return fmt.Errorf("%w: Subscribe after Assign", ErrInvalidOption)
 	}
-	return p.gm.subscribe(topic, expr, nil)
+	return p.gm.subscribe(topic, sel, nil)
 }
 
 // Assign consumes exactly queues, without rebalance, each from its

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/raftmq/raftmq/message"
@@ -49,6 +50,7 @@ func (gm *groupMember) runQueue(ctx context.Context, qs *queueState, offset int6
 		return
 	}
 	node := 0
+	refused := false // the last pull's subscription was refused
 	for ctx.Err() == nil {
 		if gm.pullable != nil && !gm.pullable(qs) {
 			if sleepCtx(ctx, lockWait) != nil {
@@ -65,12 +67,25 @@ func (gm *groupMember) runQueue(ctx context.Context, qs *queueState, offset int6
 			if ctx.Err() != nil {
 				return
 			}
-			gm.c.log.Debug("pull failed", "queue", qs.mq.String(), "error", err)
+			if subscriptionRefused(err) {
+				// Nothing comes until the subscription changes: say so,
+				// once per run of refusals, and retry slowly.
+				if !refused {
+					gm.c.log.Error("the broker refused the subscription; retrying every "+pullErrorBackoff.String(),
+						"queue", qs.mq.String(), "error", err)
+				} else {
+					gm.c.log.Debug("subscription refused again", "queue", qs.mq.String(), "error", err)
+				}
+				refused = true
+			} else {
+				gm.c.log.Debug("pull failed", "queue", qs.mq.String(), "error", err)
+			}
 			if sleepCtx(ctx, pullBackoff(err)) != nil {
 				return
 			}
 			continue
 		}
+		refused = false
 		offset = next
 	}
 }
@@ -90,6 +105,18 @@ func (gm *groupMember) startOffset(ctx context.Context, qs *queueState, offset i
 		}
 	}
 	return offset, true
+}
+
+// subscriptionRefused reports whether a pull failed on its subscription:
+// SUBSCRIPTION_PARSE_FAILED (a bad SQL92 condition), or a broker that
+// does not evaluate SQL92 (SYSTEM_ERROR naming the property filter).
+func subscriptionRefused(err error) bool {
+	var e *Error
+	if !errors.As(err, &e) {
+		return false
+	}
+	return e.Code == remoting.ResSubscriptionParseFailed ||
+		e.Code == remoting.ResSystemError && strings.Contains(e.Remark, "enablePropertyFilter")
 }
 
 // pullBackoff is how long a queue waits after a failed pull or offset
@@ -203,9 +230,9 @@ func (gm *groupMember) pullRequest(qs *queueState, offset int64) *remoting.Comma
 	gm.mu.Lock()
 	sub := gm.subs[qs.mq.Topic]
 	gm.mu.Unlock()
-	expr, version := protocol.SubAll, int64(0)
+	expr, typ, version := protocol.SubAll, protocol.ExprTag, int64(0)
 	if sub != nil {
-		expr, version = sub.expr, sub.version
+		expr, typ, version = sub.expr, sub.typ, sub.version
 	}
 	flag := int32(protocol.PullFlagSuspend | protocol.PullFlagSubscription)
 	commit := int64(0)
@@ -218,7 +245,7 @@ func (gm *groupMember) pullRequest(qs *queueState, offset int64) *remoting.Comma
 		ConsumerGroup: gm.cfg.group, Topic: qs.mq.Topic, QueueID: qs.mq.QueueID, QueueOffset: offset,
 		MaxMsgNums: int32(gm.cfg.pullBatch), SysFlag: flag, CommitOffset: commit,
 		SuspendTimeoutMillis: gm.cfg.suspend.Milliseconds(), Subscription: expr, SubVersion: version,
-		ExpressionType: protocol.ExprTag, BrokerName: qs.mq.BrokerName,
+		ExpressionType: typ, BrokerName: qs.mq.BrokerName,
 	}
 	return remoting.NewRequest(remoting.ReqPullMessage, h.Ext(), nil)
 }

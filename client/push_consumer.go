@@ -80,10 +80,18 @@ func (p *PushConsumer) ClientID() string { return p.gm.c.clientID }
 // for all, "A || B" for either tag) with h. Call it before Start; a second
 // call for a topic replaces the first.
 func (p *PushConsumer) Subscribe(topic, expr string, h MessageHandler) error {
+	return p.SubscribeSelector(topic, Tag(expr), h)
+}
+
+// SubscribeSelector consumes topic's messages that sel selects with h: a
+// tag expression (Tag) or an SQL92 condition on their properties (SQL92),
+// which the broker evaluates. Call it before Start; a second call for a
+// topic replaces the first.
+func (p *PushConsumer) SubscribeSelector(topic string, sel MessageSelector, h MessageHandler) error {
 	if h == nil {
 		return ErrInvalidOption
 	}
-	return p.gm.subscribe(topic, expr, h)
+	return p.gm.subscribe(topic, sel, h)
 }
 
 // Start starts the workers, fetches the routes (failing with ErrNoRoute
