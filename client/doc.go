@@ -117,6 +117,16 @@
 // again. A panic in the executor or the checker counts as
 // UnknownTransaction.
 //
+// # Request-reply
+//
+// Producer.Request sends a message and waits for the consumer's reply;
+// RequestAsync calls back with it. The consumer builds the reply with
+// NewReplyMessage and sends it with any Producer's Send, which uses
+// SEND_REPLY_MESSAGE_V2 for it; the broker pushes it to the requester
+// (PUSH_REPLY_MESSAGE_TO_CLIENT). Both sides interoperate with the
+// official RocketMQ clients. A request whose reply does not arrive within
+// its timeout fails with ErrRequestTimeout; a late reply is dropped.
+//
 // # Consuming
 //
 // A PushConsumer pulls for you: one long-polling pull loop per assigned
