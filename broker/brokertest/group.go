@@ -60,11 +60,12 @@ func Start(t testing.TB, opts Options) *Group {
 	}
 	g := &Group{t: t, opts: opts}
 	g.startNamesrv()
+	addrs := freeAddrs(t, 2*opts.Nodes)
 	for i := 0; i < opts.Nodes; i++ {
 		g.peers = append(g.peers, broker.Peer{
 			ID:           "n" + strconv.Itoa(i+1),
-			RaftAddr:     freeAddr(t),
-			RemotingAddr: freeAddr(t),
+			RaftAddr:     addrs[2*i],
+			RemotingAddr: addrs[2*i+1],
 		})
 		g.dirs = append(g.dirs, t.TempDir())
 	}
@@ -82,15 +83,23 @@ func Start(t testing.TB, opts Options) *Group {
 	return g
 }
 
-func freeAddr(t testing.TB) string {
+// freeAddrs returns n distinct free loopback addresses: their listeners
+// stay open until all are taken, so the kernel cannot hand one port out
+// twice (two nodes given the same port fail as "listed twice").
+func freeAddrs(t testing.TB, n int) []string {
 	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
+	out := make([]string, 0, n)
+	for range n {
+		ln, err := net.Listen("tcp", "127.0.0.1:0")
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer ln.Close()
+		out = append(out, ln.Addr().String())
 	}
-	defer ln.Close()
-	return ln.Addr().String()
+	return out
 }
+
 
 func (g *Group) logger(name string) hclog.Logger {
 	return hclog.New(&hclog.LoggerOptions{Name: name, Level: g.opts.LogLevel, Output: testWriter{g.t}})
