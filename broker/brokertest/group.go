@@ -100,7 +100,6 @@ func freeAddrs(t testing.TB, n int) []string {
 	return out
 }
 
-
 func (g *Group) logger(name string) hclog.Logger {
 	return hclog.New(&hclog.LoggerOptions{Name: name, Level: g.opts.LogLevel, Output: testWriter{g.t}})
 }
