@@ -40,6 +40,7 @@ func startOfficialReplier(t *testing.T, ns, topic, group string) {
 				// leaves the reply's body empty; a user sets it.
 				r.Body = []byte("re:" + string(m.Body))
 				if _, err := replies.SendSync(ctx, r); err != nil {
+					t.Logf("official replier: reply not sent, consumed again later: %v", err)
 					return consumer.ConsumeRetryLater, nil
 				}
 			}
@@ -74,6 +75,7 @@ func startSDKReplier(t *testing.T, ns, topic, group string) {
 				continue
 			}
 			if _, err := replies.Send(ctx, r); err != nil {
+				t.Logf("SDK replier: reply to %s not sent, consumed again later: %v", m.Property(message.PropertyCorrelationID), err)
 				return client.ConsumeRetryLater
 			}
 		}
@@ -115,8 +117,10 @@ func TestRequestReply(t *testing.T) {
 	}
 }
 
-// requestTimeout is long enough for a replier that starts with the test.
-const requestTimeout = 20 * time.Second
+// requestTimeout is long enough for a replier that starts with the test,
+// and for one redelivery of a request whose reply could not be sent (the
+// first retry level waits 10 s).
+const requestTimeout = 40 * time.Second
 
 func officialRequests(t *testing.T, ns, topic, group string) {
 	p := newOfficialProducer(t, ns, group)
