@@ -91,7 +91,7 @@ func (d *dedupeWindow) check(ctx context.Context, sr *sendRequest, msgs []dledge
 		release()
 		return nil, errResponse(sr.req, remoting.ResSystemError, "dedupe window not ready: %v", err)
 	}
-	if resp := d.lookup(sr, msgs); resp != nil {
+	if resp := d.lookup(sr, msgs, keys); resp != nil {
 		release()
 		return nil, resp
 	}
@@ -165,13 +165,13 @@ func (d *dedupeWindow) shard(key string) *inflightShard {
 }
 
 // lookup returns the answer of the earlier send when every message of
-// msgs is already stored inside the window.
-func (d *dedupeWindow) lookup(sr *sendRequest, msgs []dledger.Message) *remoting.Command {
+// msgs (whose index keys are keys) is already stored inside the window.
+func (d *dedupeWindow) lookup(sr *sendRequest, msgs []dledger.Message, keys []string) *remoting.Command {
 	now := time.Now().UnixMilli()
 	since := now - d.window.Milliseconds()
 	found := make([]*message.MessageExt, 0, len(msgs))
 	for i, m := range msgs {
-		first := d.find(m, sr.uniqs[i], sr.h.ReconsumeTimes, since, now)
+		first := d.find(m, keys[i], sr.uniqs[i], sr.h.ReconsumeTimes, since, now)
 		if first == nil {
 			return nil
 		}
@@ -180,11 +180,11 @@ func (d *dedupeWindow) lookup(sr *sendRequest, msgs []dledger.Message) *remoting
 	return duplicateResponse(sr, found)
 }
 
-// find returns the stored record of m's unique key in m's topic, stored
-// since since (Unix ms), or nil.
-func (d *dedupeWindow) find(m dledger.Message, uniq string, reconsume int32, since, now int64) *message.MessageExt {
+// find returns the stored record of m's unique key uniq (index key key)
+// in m's topic, stored since since (Unix ms), or nil.
+func (d *dedupeWindow) find(m dledger.Message, key, uniq string, reconsume int32, since, now int64) *message.MessageExt {
 	// The index keeps store times at one-second resolution.
-	offsets, err := d.store.QueryIndex(store.IndexKey(m.Topic, uniq), since-1000, now+1000, 8)
+	offsets, err := d.store.QueryIndex(key, since-1000, now+1000, 8)
 	if err != nil || len(offsets) == 0 {
 		return nil
 	}
@@ -216,15 +216,7 @@ func duplicateResponse(sr *sendRequest, found []*message.MessageExt) *remoting.C
 	if q, err := strconv.ParseInt(first.Property(message.PropertyRealQueueID), 10, 32); err == nil {
 		qid = int32(q) // a parked message answers with the queue it was sent to
 	}
-	resp := okResponse(sr.req)
-	resp.ExtFields["msgId"] = strings.Join(ids, ",")
-	resp.ExtFields["queueId"] = strconv.Itoa(int(qid))
-	resp.ExtFields["queueOffset"] = strconv.FormatInt(first.QueueOffset, 10)
-	resp.ExtFields[message.PropertyMsgRegion] = regionID
-	resp.ExtFields[message.PropertyTraceOn] = traceOn
+	resp := sendAnswer(sr, strings.Join(ids, ","), qid, first.QueueOffset)
 	resp.ExtFields[extDuplicate] = "true"
-	if !sr.h.Batch && message.TransactionValue(sr.h.SysFlag) == message.SysFlagTransactionPrepared {
-		resp.ExtFields["transactionId"] = sr.uniqs[0]
-	}
 	return resp
 }

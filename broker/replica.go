@@ -15,6 +15,7 @@ import (
 	"errors"
 	"fmt"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/hashicorp/raft"
@@ -41,8 +42,8 @@ type replica struct {
 	client         *remoting.Client
 	forwardTimeout time.Duration
 
-	termMu    sync.Mutex
-	readyTerm uint64 // the term this node ran a barrier in as leader
+	termMu    sync.Mutex    // serializes the barriers of ready
+	readyTerm atomic.Uint64 // the term this node ran a barrier in as leader
 }
 
 func (r *replica) isLeader() bool { return r.node.IsLeader() }
@@ -139,18 +140,30 @@ func (r *replica) proposeFailure(ctx context.Context, req *remoting.Command, err
 // everything committed before it, running a barrier once per term: what
 // it reads of the applied state afterwards includes every write of
 // earlier terms (decisions made against it are then made once).
+//
+// Sends call it (the dedupe window): once the term's barrier ran, it takes
+// no lock.
 func (r *replica) ready(ctx context.Context) (uint64, error) {
+	if term, ok := r.readyNow(); ok {
+		return term, nil
+	}
 	r.termMu.Lock()
 	defer r.termMu.Unlock()
-	if term := r.node.Raft().CurrentTerm(); r.readyTerm == term && r.isLeader() {
+	if term, ok := r.readyNow(); ok {
 		return term, nil
 	}
 	term, err := r.barrier(ctx)
 	if err != nil {
 		return 0, err
 	}
-	r.readyTerm = term
+	r.readyTerm.Store(term)
 	return term, nil
+}
+
+// readyNow is the current term, if this node leads it and ran its barrier.
+func (r *replica) readyNow() (uint64, bool) {
+	term := r.node.Raft().CurrentTerm()
+	return term, r.readyTerm.Load() == term && r.isLeader()
 }
 
 // barrier waits until every entry of the log is applied here and returns

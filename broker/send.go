@@ -281,10 +281,16 @@ func (s *sendService) sendResponse(sr *sendRequest, msgs []dledger.Message, res 
 	}
 	s.puts.messages.Add(int64(len(msgs)))
 	s.puts.bytes.Add(size)
-	resp := okResponse(req)
-	resp.ExtFields["msgId"] = string(ids)
-	resp.ExtFields["queueId"] = strconv.Itoa(int(sr.queueID))
-	resp.ExtFields["queueOffset"] = strconv.FormatInt(res.Messages[0].QueueOffset, 10)
+	return sendAnswer(sr, string(ids), sr.queueID, res.Messages[0].QueueOffset)
+}
+
+// sendAnswer is the SendMessageResponseHeader of a send: the records'
+// offsetMsgIds (comma-separated), the queue and the first queue offset.
+func sendAnswer(sr *sendRequest, msgIDs string, queueID int32, queueOffset int64) *remoting.Command {
+	resp := okResponse(sr.req)
+	resp.ExtFields["msgId"] = msgIDs
+	resp.ExtFields["queueId"] = strconv.Itoa(int(queueID))
+	resp.ExtFields["queueOffset"] = strconv.FormatInt(queueOffset, 10)
 	resp.ExtFields[message.PropertyMsgRegion] = regionID
 	resp.ExtFields[message.PropertyTraceOn] = traceOn
 	if !sr.h.Batch && message.TransactionValue(sr.h.SysFlag) == message.SysFlagTransactionPrepared {

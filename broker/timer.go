@@ -193,7 +193,7 @@ func (r *timerRun) add(e timerEntry) {
 	p := r.prog
 	switch {
 	case p.Delivered(e.offset, e.deliverMs):
-	case e.offset >= p.O && (e.deliverMs < p.T || (e.deliverMs == p.T && e.offset < p.K)):
+	case p.Covers(e.offset, e.deliverMs): // not delivered, yet covered: O has not reached it
 		r.late = append(r.late, e)
 	default:
 		r.wheel.add(e)

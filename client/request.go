@@ -69,13 +69,6 @@ func (w *replyWaiters) deliver(id string, m *message.MessageExt) bool {
 	return ok
 }
 
-// pending is how many requests wait (tests).
-func (w *replyWaiters) pending() int {
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	return len(w.m)
-}
-
 // newCorrelationID is a random id in UUID form, as the official clients'.
 func newCorrelationID() string {
 	var b [16]byte

@@ -112,7 +112,7 @@ func TestRequestValidationAndReplies(t *testing.T) {
 		t.Fatalf("unanswered request: %v", err)
 	}
 	p.replies.remove(id2)
-	if n := p.replies.pending(); n != 0 {
+	if n := len(p.replies.m); n != 0 {
 		t.Fatalf("%d waiters left", n)
 	}
 }

@@ -189,45 +189,14 @@ func TestRestartAllFromDisk(t *testing.T) {
 // needs by commitlog retention (as in production: retention, not raft,
 // deletes old segments), so it must catch up by snapshot + log.
 func TestSnapshotInstallForLaggingNode(t *testing.T) {
-	c := dledgertest.New(t, dledgertest.Options{Configure: func(i int, cfg *dledger.Config) {
-		fastConfig(i, cfg)
-		cfg.TrailingLogs = 5
-		cfg.SnapshotThreshold = 1 << 30 // only explicit snapshots
-	}, ConfigureLog: func(_ int, cc *commitlog.Config) {
-		cc.SegmentSize = 16 << 10
-		cc.Retention.FileReservedTime = time.Nanosecond
-		cc.Retention.DiskUsage = func(string) (float64, error) { return 0.8, nil } // above warn: any hour
-		cc.Retention.CheckInterval = 0
-	}})
+	c := dledgertest.New(t, snapshotInstallOptions(nil))
 	l := c.WaitLeader(5 * time.Second)
 	lag := (l + 1) % 3
 	p := &proposer{t: t, c: c}
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
-	big := func(n int) {
-		var wg sync.WaitGroup
-		for w := 0; w < 8; w++ {
-			wg.Add(1)
-			go func(w int) {
-				defer wg.Done()
-				for i := 0; i < n/8; i++ {
-					p.sendOne(ctx, "a", int32(i%2), make([]byte, 512))
-				}
-			}(w)
-		}
-		wg.Wait()
-	}
-	big(80)
-	c.Kill(lag)
-	big(400)
-	for _, i := range c.Live() {
-		if err := c.Node(i).SnapshotNow(); err != nil {
-			t.Fatalf("n%d snapshot: %v", i, err)
-		}
-		if _, err := c.Member(i).Log.RunRetentionOnce(time.Now()); err != nil {
-			t.Fatalf("n%d retention: %v", i, err)
-		}
-	}
+	big := func(n int) { p.sendBig(ctx, n) }
+	lagPastRetention(t, c, lag, big)
 	big(40)
 	first, _ := c.Node(c.WaitLeader(time.Second)).LogStore().FirstIndex()
 	c.Restart(lag)
@@ -369,51 +338,21 @@ func TestSnapshotInstallWhoseLogResetFails(t *testing.T) {
 	var lag atomic.Int32
 	lag.Store(-1)
 	var faulty atomic.Bool
-	c := dledgertest.New(t, dledgertest.Options{Configure: func(i int, cfg *dledger.Config) {
-		fastConfig(i, cfg)
-		cfg.TrailingLogs = 5
-		cfg.SnapshotThreshold = 1 << 30
-	}, ConfigureLog: func(i int, cc *commitlog.Config) {
-		cc.SegmentSize = 16 << 10
-		cc.Retention.FileReservedTime = time.Nanosecond
-		cc.Retention.DiskUsage = func(string) (float64, error) { return 0.8, nil }
-		cc.Retention.CheckInterval = 0
+	c := dledgertest.New(t, snapshotInstallOptions(func(i int, cc *commitlog.Config) {
 		if int32(i) == lag.Load() && faulty.Load() {
 			ffs := vfs.NewFaultFS(vfs.OS)
 			ffs.Inject(vfs.FailOnce(vfs.OpRemove, ".log", vfs.ErrInjected))
 			cc.FS = ffs
 		}
-	}})
+	}))
 	l := c.WaitLeader(5 * time.Second)
 	lagging := (l + 1) % 3
 	lag.Store(int32(lagging))
 	p := &proposer{t: t, c: c}
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
-	big := func(n int) {
-		var wg sync.WaitGroup
-		for w := 0; w < 8; w++ {
-			wg.Add(1)
-			go func() {
-				defer wg.Done()
-				for i := 0; i < n/8; i++ {
-					p.sendOne(ctx, "a", int32(i%2), make([]byte, 512))
-				}
-			}()
-		}
-		wg.Wait()
-	}
-	big(80)
-	c.Kill(lagging)
-	big(400)
-	for _, i := range c.Live() {
-		if err := c.Node(i).SnapshotNow(); err != nil {
-			t.Fatalf("n%d snapshot: %v", i, err)
-		}
-		if _, err := c.Member(i).Log.RunRetentionOnce(time.Now()); err != nil {
-			t.Fatalf("n%d retention: %v", i, err)
-		}
-	}
+	big := func(n int) { p.sendBig(ctx, n) }
+	lagPastRetention(t, c, lagging, big)
 	faulty.Store(true)
 	c.Restart(lagging) // installs the snapshot; the log reset fails
 	waitLogFailed(t, c, lagging)
@@ -435,5 +374,56 @@ func waitLogFailed(t *testing.T, c *dledgertest.Cluster, i int) {
 	case <-c.Member(i).Log.Failed():
 	case <-time.After(15 * time.Second):
 		t.Fatal("the lagging node's log reset did not fail: the test proves nothing")
+	}
+}
+
+// snapshotInstallOptions is a cluster whose logs retention empties at
+// will (16 KiB segments, expired at once, checked only when asked) and
+// that snapshots only when asked; more adjusts each node's log further.
+func snapshotInstallOptions(more func(i int, cc *commitlog.Config)) dledgertest.Options {
+	return dledgertest.Options{Configure: func(i int, cfg *dledger.Config) {
+		fastConfig(i, cfg)
+		cfg.TrailingLogs = 5
+		cfg.SnapshotThreshold = 1 << 30 // only explicit snapshots
+	}, ConfigureLog: func(i int, cc *commitlog.Config) {
+		cc.SegmentSize = 16 << 10
+		cc.Retention.FileReservedTime = time.Nanosecond
+		cc.Retention.DiskUsage = func(string) (float64, error) { return 0.8, nil } // above warn: any hour
+		cc.Retention.CheckInterval = 0
+		if more != nil {
+			more(i, cc)
+		}
+	}}
+}
+
+// sendBig sends n 512-byte messages to topic "a" from 8 senders.
+func (p *proposer) sendBig(ctx context.Context, n int) {
+	var wg sync.WaitGroup
+	for w := 0; w < 8; w++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := 0; i < n/8; i++ {
+				p.sendOne(ctx, "a", int32(i%2), make([]byte, 512))
+			}
+		}()
+	}
+	wg.Wait()
+}
+
+// lagPastRetention stops node lag and writes on until the others have
+// snapshotted and retention deleted the log it would need to catch up.
+func lagPastRetention(t *testing.T, c *dledgertest.Cluster, lag int, big func(int)) {
+	t.Helper()
+	big(80)
+	c.Kill(lag)
+	big(400)
+	for _, i := range c.Live() {
+		if err := c.Node(i).SnapshotNow(); err != nil {
+			t.Fatalf("n%d snapshot: %v", i, err)
+		}
+		if _, err := c.Member(i).Log.RunRetentionOnce(time.Now()); err != nil {
+			t.Fatalf("n%d retention: %v", i, err)
+		}
 	}
 }

@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/apache/rocketmq-client-go/v2"
 	"github.com/apache/rocketmq-client-go/v2/primitive"
 
 	"github.com/raftmq/raftmq/client"
@@ -77,9 +78,7 @@ func TestDedupeRetriedSends(t *testing.T) {
 
 // sendOfficial sends m with the official client, retrying while the
 // group elects a leader and the client refreshes its route (every 30 s).
-func sendOfficial(t *testing.T, p interface {
-	SendSync(context.Context, ...*primitive.Message) (*primitive.SendResult, error)
-}, m *primitive.Message) sentAt {
+func sendOfficial(t *testing.T, p rocketmq.Producer, m *primitive.Message) sentAt {
 	t.Helper()
 	var at sentAt
 	waitFor(t, 60*time.Second, func() bool {

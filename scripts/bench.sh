@@ -152,7 +152,9 @@ echo "== NATS JetStream: $PEER always"
 MSGS=$MSGS bash "$PEER" always 2>&1 | tee "$OUT/nats.log"
 
 # ours: the raftmq-bench lines, in workload order (async, sync, consume)
-field() { sed -n "$1p" "$OUT/raftmq.log" | grep -o "$2=[^ ]*" | head -1 | cut -d= -f2; }
+# fieldof FILE LINE NAME: NAME=value on line LINE of FILE.
+fieldof() { sed -n "$2p" "$1" | grep -o "$3=[^ ]*" | head -1 | cut -d= -f2; }
+field() { fieldof "$OUT/raftmq.log" "$@"; }
 mapfile -t OURS < <(grep -n '^raftmq-bench ' "$OUT/raftmq.log" | head -3 | cut -d: -f1)
 # theirs: the msgs/sec of each stats line, and P50/P99 of each latency line (us)
 mapfile -t RATE < <(grep -E 'aggregated stats|consumer.*stats:' "$OUT/nats.log" | grep -oE '[0-9,]+ msgs/sec' | tr -d , | cut -d' ' -f1)
@@ -171,7 +173,8 @@ for k in 0 1 2; do
   if [ "$k" -lt 2 ] && [ -n "${LAT[$k]:-}" ]; then tl=$(awk -v s="${LAT[$k]}" 'BEGIN { split(s, a, " "); printf "%.3f/%.3f", a[1] / 1000, a[2] / 1000 }'); fi
   printf '%-26s %12s %12s %7s   %-17s %-17s\n' "${names[$k]}" "$ours" "$theirs" "$ratio" "$ol" "$tl" | tee -a "$OUT/summary.txt"
 done
-rate() { grep '^raftmq-bench ' "$1" | sed -n "$2p" | grep -o 'msgs_per_sec=[^ ]*' | cut -d= -f2; }
+# rate FILE N: msg/s of the N-th raftmq-bench line of FILE.
+rate() { grep '^raftmq-bench ' "$1" | fieldof /dev/stdin "$2" msgs_per_sec; }
 sync_rate=${OURS[1]:+$(field "${OURS[1]}" msgs_per_sec)}
 echo
 echo "== semantics (raftmq only, same run)"

@@ -143,5 +143,11 @@ const TimerAllTies = math.MaxInt64
 // Delivered reports whether the timer message at queue offset off, due
 // at deliverMs, is delivered according to p.
 func (p TimerProgress) Delivered(off, deliverMs int64) bool {
-	return off < p.O && (deliverMs < p.T || (deliverMs == p.T && off < p.K))
+	return off < p.O && p.Covers(off, deliverMs)
+}
+
+// Covers reports whether the watermark (T and its tie cursor K) is past
+// the message at off due at deliverMs: it is delivered once O is too.
+func (p TimerProgress) Covers(off, deliverMs int64) bool {
+	return deliverMs < p.T || (deliverMs == p.T && off < p.K)
 }
