@@ -15,6 +15,7 @@ import (
 
 	"github.com/raftmq/raftmq/client"
 	"github.com/raftmq/raftmq/message"
+	"github.com/raftmq/raftmq/protocol"
 )
 
 // adminTimeout bounds one admin command.
@@ -263,6 +264,15 @@ func messageCommand() *ucli.Command {
 				Usage:  "show a message by its offset message id (the send result's offsetMsgId)",
 				Flags:  []ucli.Flag{namesrvFlag(), &ucli.StringFlag{Name: "id", Required: true}},
 				Action: withAdmin(messageView),
+			},
+			{
+				Name:  "trace",
+				Usage: "print a message's send and consume timeline from the clients' trace records",
+				Flags: []ucli.Flag{namesrvFlag(),
+					&ucli.StringFlag{Name: "id", Required: true, Usage: "the message id (the send result's msgId, its unique key)"},
+					&ucli.StringFlag{Name: "trace-topic", Value: protocol.TraceTopic, Usage: "the topic the trace hooks write to"},
+					&ucli.DurationFlag{Name: "since", Value: 72 * time.Hour, Usage: "how far back to look"}},
+				Action: withAdmin(messageTrace),
 			},
 		},
 	}

@@ -1,0 +1,173 @@
+package integration
+
+import (
+	"context"
+	"fmt"
+	"os/exec"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/apache/rocketmq-client-go/v2"
+	"github.com/apache/rocketmq-client-go/v2/consumer"
+	"github.com/apache/rocketmq-client-go/v2/primitive"
+	"github.com/apache/rocketmq-client-go/v2/producer"
+
+	"github.com/raftmq/raftmq/client"
+	"github.com/raftmq/raftmq/protocol"
+)
+
+// TestOfficialClientMessageTrace runs the official Go client's producer
+// and push consumer with their trace hooks on: the trace records land in
+// RMQ_SYS_TRACE_TOPIC, our Admin.QueryTrace finds every message's send,
+// delivery and consumption, and `raftmq message trace --id` prints them.
+func TestOfficialClientMessageTrace(t *testing.T) {
+	c := startCluster(t)
+	const topic = "Traced"
+	createTopicOn(t, c, topic, 2)
+	traceNameServer.set(c.nsAddr)
+	trace := &primitive.TraceConfig{Resolver: traceNameServer, Access: primitive.Local}
+	p, err := rocketmq.NewProducer(
+		producer.WithNsResolver(primitive.NewPassthroughResolver([]string{c.nsAddr})),
+		producer.WithGroupName("trace-producer"),
+		producer.WithInstanceName(fmt.Sprintf("trace-producer-%d", time.Now().UnixNano())),
+		producer.WithTrace(trace),
+	)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := p.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = p.Shutdown() })
+	ids := map[string]bool{}
+	for i := 0; i < 5; i++ {
+		r, err := p.SendSync(context.Background(), e2eMessage(topic, i))
+		if err != nil {
+			t.Fatal(err)
+		}
+		ids[r.MsgID] = true
+	}
+	consumeTraced(t, c.nsAddr, topic, "trace-consumer", trace, ids)
+
+	a, err := client.NewAdmin(client.WithNameServers(c.nsAddr))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = a.Close() })
+	for id := range ids {
+		var tr *client.Trace
+		waitFor(t, 30*time.Second, func() bool {
+			tr, err = a.QueryTrace(context.Background(), "", id, time.Now().Add(-time.Hour), time.Time{})
+			return err == nil && hasTimeline(tr)
+		})
+		pub := tr.Records[0]
+		if pub.Type != protocol.TracePub || pub.Topic != topic || pub.Group != "trace-producer" || !pub.Success || pub.OffsetMsgID == "" {
+			t.Errorf("%s: first record %+v, want a successful Pub of %s by trace-producer", id, pub, topic)
+		}
+		for _, r := range tr.Records[1:] {
+			if r.Type != protocol.TracePub && r.Group != "trace-consumer" {
+				t.Errorf("%s: %s record of group %q, want trace-consumer", id, r.Type, r.Group)
+			}
+		}
+	}
+	for id := range ids {
+		b, err := exec.Command(raftmqBin, "message", "trace", "--id", id, "--namesrv", c.nsAddr).CombinedOutput()
+		out := string(b)
+		if err != nil {
+			t.Fatalf("raftmq message trace: %v\n%s", err, out)
+		}
+		for _, want := range []string{"sent", "delivered", "consumed", "trace-producer", "trace-consumer", "topic " + topic} {
+			if !strings.Contains(out, want) {
+				t.Errorf("message trace output lacks %q:\n%s", want, out)
+			}
+		}
+		break
+	}
+	if b, err := exec.Command(raftmqBin, "message", "trace", "--id", "0A00000000002A9F0000000000000000", "--namesrv", c.nsAddr).CombinedOutput(); err == nil ||
+		!strings.Contains(string(b), "no trace records") {
+		t.Errorf("trace of an unknown id: err %v, output:\n%s", err, b)
+	}
+}
+
+// traceNameServer resolves the trace hooks' name server. The official
+// client keeps one trace client per process (instance
+// INNER_TRACE_CLIENT_DEFAULT) and refuses a later trace config whose name
+// servers differ from the first one's; a shared resolver that answers the
+// current test's name server lets each test trace against its own cluster.
+var traceNameServer = &switchedResolver{}
+
+type switchedResolver struct {
+	mu   sync.Mutex
+	addr string
+}
+
+func (r *switchedResolver) set(addr string) { r.mu.Lock(); r.addr = addr; r.mu.Unlock() }
+
+// Resolve returns the current name server.
+func (r *switchedResolver) Resolve() []string {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return []string{r.addr}
+}
+
+// Description names the resolver.
+func (r *switchedResolver) Description() string { return "the current test's name server" }
+
+// hasTimeline says whether tr holds a send, a delivery and a successful
+// consumption, in that order.
+func hasTimeline(tr *client.Trace) bool {
+	var seen []protocol.TraceType
+	for _, r := range tr.Records {
+		if r.Type == protocol.TraceSubAfter && !r.Success {
+			continue
+		}
+		seen = append(seen, r.Type)
+	}
+	return strings.Contains(fmt.Sprint(seen), "Pub SubBefore SubAfter")
+}
+
+// consumeTraced consumes ids from topic with a traced official push
+// consumer and returns once every id was consumed.
+func consumeTraced(t *testing.T, ns, topic, group string, trace *primitive.TraceConfig, ids map[string]bool) {
+	t.Helper()
+	var mu sync.Mutex
+	got := map[string]bool{}
+	c, err := rocketmq.NewPushConsumer(
+		consumer.WithNsResolver(primitive.NewPassthroughResolver([]string{ns})),
+		consumer.WithGroupName(group),
+		consumer.WithInstance(fmt.Sprintf("%s-%d", group, time.Now().UnixNano())),
+		consumer.WithConsumeFromWhere(consumer.ConsumeFromFirstOffset),
+		consumer.WithTrace(trace),
+	)
+	if err != nil {
+		t.Fatal(err)
+	}
+	err = c.Subscribe(topic, consumer.MessageSelector{Type: consumer.TAG, Expression: "*"},
+		func(_ context.Context, msgs ...*primitive.MessageExt) (consumer.ConsumeResult, error) {
+			mu.Lock()
+			defer mu.Unlock()
+			for _, m := range msgs {
+				got[m.MsgId] = true
+			}
+			return consumer.ConsumeSuccess, nil
+		})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := c.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = c.Shutdown() })
+	waitFor(t, 60*time.Second, func() bool {
+		mu.Lock()
+		defer mu.Unlock()
+		for id := range ids {
+			if !got[id] {
+				return false
+			}
+		}
+		return true
+	})
+}
