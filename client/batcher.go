@@ -31,6 +31,8 @@ type asyncMsg struct {
 	pm   *prepared
 	size int // its size in a batch body
 	cb   func(SendResult, error)
+	// start is when SendAsync was called, for the trace's cost.
+	start time.Time
 }
 
 type batchKey struct {

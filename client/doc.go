@@ -127,6 +127,15 @@
 // official RocketMQ clients. A request whose reply does not arrive within
 // its timeout fails with ErrRequestTimeout; a late reply is dropped.
 //
+// # Message trace
+//
+// WithTrace(topic) on a producer or a push consumer records each send and
+// each delivery and handler outcome in the trace topic (RMQ_SYS_TRACE_TOPIC
+// by default), in the official clients' record layout, batched and sent
+// by an inner producer; tracing never fails or blocks a send or a handler.
+// Admin.QueryTrace (and `raftmq message trace --id`) reads a message's
+// timeline back, whichever client wrote it.
+//
 // # Consuming
 //
 // A PushConsumer pulls for you: one long-polling pull loop per assigned

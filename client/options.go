@@ -103,6 +103,7 @@ type config struct {
 	dialTimeout    time.Duration
 	routeRefresh   time.Duration
 	heartbeat      time.Duration
+	traceTopic     string // "" unless WithTrace (trace.go)
 }
 
 // Defaults of the common options, as named in their doc comments.

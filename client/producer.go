@@ -87,6 +87,7 @@ type Producer struct {
 	suspect map[string]time.Time // address → suspected dead until
 	leaders map[string]string    // broker group → id 0 address last seen
 	replies replyWaiters         // requests waiting for replies (request.go)
+	trace   *tracer              // nil unless WithTrace
 }
 
 // NewProducer returns a producer of group configured by opts; an empty or
@@ -112,6 +113,9 @@ func newProducer(cfg *producerConfig) (*Producer, error) {
 		suspect: map[string]time.Time{}, leaders: map[string]string{}}
 	if p.sel == nil {
 		p.sel = p.fault
+	}
+	if p.trace, err = newTracer(&cfg.config, cfg.group); err != nil {
+		return nil, err
 	}
 	if cfg.batchMessages > 1 {
 		p.batch = newBatcher(p)
@@ -146,6 +150,9 @@ func (p *Producer) Start(ctx context.Context) error {
 	if err := p.c.start(); err != nil {
 		return err
 	}
+	if err := p.trace.start(ctx); err != nil {
+		return err
+	}
 	p.started = true
 	return nil
 }
@@ -169,6 +176,7 @@ func (p *Producer) Close(ctx context.Context) error {
 	case <-ctx.Done():
 		err = fmt.Errorf("client: close: asynchronous sends still pending: %w", ctx.Err())
 	}
+	p.trace.close(ctx)
 	p.c.close() // fails what is still pending; their callbacks then run
 	<-done
 	return err
@@ -205,7 +213,10 @@ func (p *Producer) Send(ctx context.Context, msg *message.Message) (SendResult, 
 	if err != nil {
 		return SendResult{}, err
 	}
-	return p.send(ctx, pm)
+	start := time.Now()
+	res, err := p.send(ctx, pm)
+	p.trace.pub(p.cfg.group, []*message.Message{msg}, start, res, err, traceNormalMsg)
+	return res, err
 }
 
 // SendAsync sends msg without waiting; cb runs exactly once, on another
@@ -223,7 +234,7 @@ func (p *Producer) SendAsync(ctx context.Context, msg *message.Message, cb func(
 		go cb(SendResult{}, err)
 		return
 	}
-	am := &asyncMsg{ctx: ctx, m: msg, cb: cb}
+	am := &asyncMsg{ctx: ctx, m: msg, cb: cb, start: time.Now()}
 	pm, err := p.preparePlain(msg)
 	if err != nil {
 		go p.finishAsync(am, SendResult{}, err)
@@ -245,6 +256,9 @@ func (p *Producer) sendAsyncSingle(am *asyncMsg) {
 // finishAsync runs an asynchronous send's callback and counts it out.
 func (p *Producer) finishAsync(am *asyncMsg, res SendResult, err error) {
 	defer p.async.Done()
+	if am.pm != nil {
+		p.trace.pub(p.cfg.group, []*message.Message{am.m}, am.start, res, err, traceNormalMsg)
+	}
 	am.cb(res, err)
 }
 
@@ -276,7 +290,10 @@ func (p *Producer) SendBatch(ctx context.Context, msgs []*message.Message) (Send
 	if err != nil {
 		return SendResult{}, err
 	}
-	return p.send(ctx, pm)
+	start := time.Now()
+	res, err := p.send(ctx, pm)
+	p.trace.pub(p.cfg.group, msgs, start, res, err, traceNormalMsg)
+	return res, err
 }
 
 // SetDeliverAt makes msg a timer message delivered at t (millisecond

@@ -38,6 +38,7 @@ type PushConsumer struct {
 	relock   chan struct{} // orderly: renew the locks now
 	// sendBackFn is sendBack; tests replace it to take the local path.
 	sendBackFn func(MessageQueue, *message.MessageExt) error
+	trace      *tracer // nil unless WithTrace
 }
 
 // consumeTask is one handler call's batch, all of one queue; without
@@ -61,6 +62,9 @@ func NewPushConsumer(group string, opts ...PushConsumerOpt) (*PushConsumer, erro
 		return nil, err
 	}
 	p.gm = gm
+	if p.trace, err = newTracer(&cfg.config, group); err != nil {
+		return nil, err
+	}
 	gm.deliver = p.deliver
 	gm.commitEvery = cfg.commitEvery
 	p.sendBackFn = p.sendBack
@@ -108,6 +112,10 @@ func (p *PushConsumer) Start(ctx context.Context) error {
 		_ = p.Close(ctx)
 		return err
 	}
+	if err := p.trace.start(ctx); err != nil {
+		_ = p.Close(ctx)
+		return err
+	}
 	if p.relock != nil {
 		p.runLockRenewal()
 	}
@@ -142,6 +150,7 @@ func (p *PushConsumer) finish(ctx context.Context) {
 		<-done
 	}
 	p.hcancel()
+	p.trace.close(ctx)
 }
 
 // deliver queues msgs for the workers in batches. It never blocks: the
@@ -261,13 +270,21 @@ func (p *PushConsumer) handle(msgs []*message.MessageExt) (res ConsumeResult) {
 	if sub == nil {
 		return ConsumeRetryLater
 	}
+	start, req := time.Now(), p.trace.subBefore(p.gm.cfg.group, msgs)
+	code := traceExceptionReturn
 	defer func() {
 		if r := recover(); r != nil {
 			p.gm.c.log.Error("handler panicked", "topic", msgs[0].Topic, "panic", r)
 			res = ConsumeRetryLater
 		}
+		p.trace.subAfter(p.gm.cfg.group, req, msgs, start, res == ConsumeSuccess, code)
 	}()
-	return sub.handler(p.hctx, msgs)
+	res = sub.handler(p.hctx, msgs)
+	code = traceFailedReturn
+	if res == ConsumeSuccess {
+		code = traceSuccessReturn
+	}
+	return res
 }
 
 // retry sends a failed batch back to the broker (CONSUMER_SEND_MSG_BACK)

@@ -8,6 +8,7 @@ import (
 	"runtime/debug"
 	"strconv"
 	"sync"
+	"time"
 
 	"github.com/hashicorp/go-hclog"
 
@@ -227,7 +228,9 @@ func (tp *TransactionProducer) SendMessageInTransaction(ctx context.Context, msg
 	if err != nil {
 		return TransactionSendResult{}, err
 	}
+	start := time.Now()
 	res, err := tp.p.send(ctx, pm)
+	tp.p.trace.pub(tp.p.cfg.group, []*message.Message{msg}, start, res, err, traceHalfMsg)
 	if err != nil {
 		return TransactionSendResult{}, err
 	}

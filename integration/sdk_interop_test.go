@@ -76,10 +76,11 @@ func (s *sdkCollector) count() int {
 	return len(s.got)
 }
 
-func startSDKConsumer(t *testing.T, ns, group, topic, name string, h client.MessageHandler) *client.PushConsumer {
+func startSDKConsumer(t *testing.T, ns, group, topic, name string, h client.MessageHandler, opts ...client.PushConsumerOpt) *client.PushConsumer {
 	t.Helper()
-	pc, err := client.NewPushConsumer(group, client.WithNameServers(ns), client.WithInstanceName(name),
-		client.WithConsumeFrom(client.ConsumeFromFirst()))
+	opts = append([]client.PushConsumerOpt{client.WithNameServers(ns), client.WithInstanceName(name),
+		client.WithConsumeFrom(client.ConsumeFromFirst())}, opts...)
+	pc, err := client.NewPushConsumer(group, opts...)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -15,6 +15,7 @@ import (
 	"github.com/apache/rocketmq-client-go/v2/producer"
 
 	"github.com/raftmq/raftmq/client"
+	"github.com/raftmq/raftmq/message"
 	"github.com/raftmq/raftmq/protocol"
 )
 
@@ -170,4 +171,98 @@ func consumeTraced(t *testing.T, ns, topic, group string, trace *primitive.Trace
 		}
 		return true
 	})
+}
+
+// TestSDKMessageTrace: our producer and push consumer with WithTrace write
+// records the same tools read; an official traced consumer of another
+// group adds its records to the same timelines; a message sent with
+// TRACE_ON=false leaves none.
+func TestSDKMessageTrace(t *testing.T) {
+	c := startCluster(t)
+	const topic = "SDKTraced"
+	createTopicOn(t, c, topic, 2)
+	p, err := client.NewProducer("sdk-trace-producer", client.WithNameServers(c.nsAddr), client.WithTrace(""))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := p.Start(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = p.Close(context.Background()) })
+	// Not in topic: the official consumer's trace hook drops a whole
+	// batch of records when one of them is about a TRACE_ON=false message.
+	createTopicOn(t, c, "SDKUntraced", 1)
+	untraced := sdkMessage("SDKUntraced", 100)
+	untraced.SetProperty("TRACE_ON", "false")
+	if _, err := p.Send(context.Background(), untraced); err != nil {
+		t.Fatal(err)
+	}
+	ids := map[string]bool{}
+	var mu sync.Mutex
+	var wg sync.WaitGroup
+	for i := 0; i < 6; i++ {
+		m := sdkMessage(topic, i)
+		if i%2 == 0 {
+			r, err := p.Send(context.Background(), m)
+			if err != nil {
+				t.Fatal(err)
+			}
+			ids[r.MsgID] = true
+			continue
+		}
+		wg.Add(1)
+		p.SendAsync(context.Background(), m, func(r client.SendResult, err error) {
+			defer wg.Done()
+			if err != nil {
+				t.Errorf("async send: %v", err)
+				return
+			}
+			mu.Lock()
+			ids[r.MsgID] = true
+			mu.Unlock()
+		})
+	}
+	wg.Wait()
+	col := &sdkCollector{got: map[int]*message.MessageExt{}}
+	startSDKConsumer(t, c.nsAddr, "sdk-trace-consumer", topic, "sdk-trace-consumer", col.handle, client.WithTrace(""))
+	waitFor(t, 60*time.Second, func() bool { return col.count() == 6 })
+	traceNameServer.set(c.nsAddr)
+	consumeTraced(t, c.nsAddr, topic, "official-trace-consumer", &primitive.TraceConfig{Resolver: traceNameServer, Access: primitive.Local}, ids)
+
+	a, err := client.NewAdmin(client.WithNameServers(c.nsAddr))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = a.Close() })
+	for id := range ids {
+		var tr *client.Trace
+		waitFor(t, 30*time.Second, func() bool {
+			tr, err = a.QueryTrace(context.Background(), "", id, time.Now().Add(-time.Hour), time.Time{})
+			ok := err == nil && consumedBy(tr, "sdk-trace-consumer") && consumedBy(tr, "official-trace-consumer")
+			if !ok {
+				t.Logf("trace of %s so far: %+v", id, tr)
+			}
+			return ok
+		})
+		pub := tr.Records[0]
+		if pub.Type != protocol.TracePub || pub.Group != "sdk-trace-producer" || pub.Topic != topic || !pub.Success ||
+			pub.StoreHost == "" || pub.OffsetMsgID == "" || pub.BodyLength == 0 || pub.Keys == "" {
+			t.Errorf("%s: first record %+v, want our producer's successful Pub", id, pub)
+		}
+	}
+	tr, err := a.QueryTrace(context.Background(), "", untraced.UniqKey(), time.Now().Add(-time.Hour), time.Time{})
+	if err != nil || len(tr.Records) != 0 {
+		t.Errorf("TRACE_ON=false message: %v, records %+v; want none", err, tr)
+	}
+}
+
+// consumedBy says whether tr holds a delivery to group and its successful
+// consumption.
+func consumedBy(tr *client.Trace, group string) bool {
+	before, after := false, false
+	for _, r := range tr.Records {
+		before = before || r.Type == protocol.TraceSubBefore && r.Group == group
+		after = after || r.Type == protocol.TraceSubAfter && r.Group == group && r.Success
+	}
+	return before && after
 }
