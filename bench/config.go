@@ -59,6 +59,16 @@ type Config struct {
 	// Group is the consumer group (consume, e2e); default a fresh one, so
 	// the backlog is read from the first offset.
 	Group string
+	// Props gives each produced message, numbered 0, 1, ... over all
+	// clients, the property n = number mod 10 and the tag t<number mod 4>:
+	// a backlog for SQL92 consumes, in which "n < 5" selects half, "n = 0"
+	// a tenth and "TAGS = 't0' AND n = 0" a twentieth.
+	Props bool
+	// SQL92, when set, makes consume subscribe its fresh group with this
+	// SQL92 condition (the broker filters; the group's rebalance spreads
+	// the queues) instead of assigning the queues unfiltered; Msgs is then
+	// the count expected to match.
+	SQL92 string
 	// Idle ends a consume (or the tail of an e2e) when no message arrived
 	// for that long: a backlog shorter than Msgs.
 	Idle time.Duration

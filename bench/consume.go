@@ -31,6 +31,9 @@ func startConsumers(ctx context.Context, c *Config, qs []client.MessageQueue, st
 		group = "raftmq-bench-" + strconv.FormatInt(time.Now().UnixNano(), 36)
 	}
 	n := min(c.Clients, len(qs))
+	if c.SQL92 != "" {
+		n = c.Clients // the rebalance shares the queues
+	}
 	co := &consumers{hist: NewHistogram(), stamp: stamp}
 	for i := range n {
 		var mine []client.MessageQueue
@@ -41,7 +44,7 @@ func startConsumers(ctx context.Context, c *Config, qs []client.MessageQueue, st
 			client.WithInstanceName(instance("consumer", i)), client.WithConsumeFrom(client.ConsumeFromFirst()),
 			client.WithPullBatchSize(c.Batch))
 		if err == nil {
-			err = pc.Assign(mine...)
+			err = subscribe(pc, c, mine)
 		}
 		if err == nil {
 			err = pc.Start(ctx)
@@ -53,6 +56,20 @@ func startConsumers(ctx context.Context, c *Config, qs []client.MessageQueue, st
 		co.cs = append(co.cs, pc)
 	}
 	return co, nil
+}
+
+// subscribe gives pc its queues: mine, unfiltered, or with c.SQL92 every
+// topic of the workload under that condition, shared by the rebalance.
+func subscribe(pc *client.PullConsumer, c *Config, mine []client.MessageQueue) error {
+	if c.SQL92 == "" {
+		return pc.Assign(mine...)
+	}
+	for _, t := range c.topics() {
+		if err := pc.SubscribeSelector(t, client.SQL92(c.SQL92)); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 func (co *consumers) close() {
@@ -165,7 +182,11 @@ func Consume(ctx context.Context, c Config) (*Result, error) {
 	if c.Msgs == 0 && errors.Is(err, context.DeadlineExceeded) {
 		err = nil
 	}
-	return &Result{Workload: "consume", Mode: "pull", Size: c.Size, Clients: len(co.cs), Queues: len(qs),
+	mode := "pull"
+	if c.SQL92 != "" {
+		mode = "pull-sql92"
+	}
+	return &Result{Workload: "consume", Mode: mode, Size: c.Size, Clients: len(co.cs), Queues: len(qs),
 		Msgs: co.got.Load(), Bytes: co.bytes.Load(), Errors: co.errs.Load(), FirstError: co.first.get(), Elapsed: elapsed}, err
 }
 

@@ -5,6 +5,7 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"strconv"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -25,6 +26,7 @@ type producers struct {
 	acked  atomic.Uint64
 	errs   atomic.Uint64
 	first  firstError
+	seq    atomic.Int64 // messages built, numbering them for Config.Props
 }
 
 // firstError keeps the first error reported to it.
@@ -98,11 +100,17 @@ func (pr *producers) startTxn(ctx context.Context) error {
 // count), stamped with now if asked.
 func (pr *producers) msg(k int, now time.Time) *message.Message {
 	body := pr.body
+	seq := pr.seq.Add(1) - 1
 	if pr.stamp {
 		body = append([]byte(nil), pr.body...)
 		binary.BigEndian.PutUint64(body, uint64(now.UnixNano()))
 	}
-	return newMessage(pr.topics[k%len(pr.topics)], body)
+	m := newMessage(pr.topics[k%len(pr.topics)], body)
+	if pr.cfg.Props {
+		m.SetProperty("n", strconv.FormatInt(seq%10, 10))
+		m.SetTags("t" + strconv.FormatInt(seq%4, 10))
+	}
+	return m
 }
 
 // run sends with every producer until each sent its share or the duration

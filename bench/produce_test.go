@@ -46,3 +46,26 @@ func canceled() context.Context {
 	cancel()
 	return ctx
 }
+
+// TestPropsLabelMessages: with Props, message number k over all clients
+// carries n = k mod 10 and tag t<k mod 4>, so SQL92 selections have
+// known sizes.
+func TestPropsLabelMessages(t *testing.T) {
+	pr := &producers{cfg: &Config{Props: true}, body: payload(8), topics: []string{"T"}}
+	counts := map[string]int{}
+	for k := range 40 {
+		m := pr.msg(k%3, time.Now()) // the client index does not matter
+		counts["n="+m.Property("n")]++
+		counts["tag="+m.Tags()]++
+		if m.Property("n") == "0" && m.Tags() == "t0" {
+			counts["both"]++
+		}
+	}
+	if counts["n=0"] != 4 || counts["n=9"] != 4 || counts["tag=t0"] != 10 || counts["tag=t3"] != 10 || counts["both"] != 2 {
+		t.Fatalf("labels %v: want 4 per n, 10 per tag, 2 with n=0 and t0", counts)
+	}
+	plain := (&producers{cfg: &Config{}, body: payload(8), topics: []string{"T"}}).msg(0, time.Now())
+	if len(plain.Properties) != 0 {
+		t.Fatalf("without Props the message has properties %v", plain.Properties)
+	}
+}

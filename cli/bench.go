@@ -22,6 +22,7 @@ func benchCommand() *ucli.Command {
 			"   raftmq bench produce --mode async --clients 4 --msgs 200000 --queues 8\n" +
 			"   raftmq bench produce --mode sync --clients 16 --msgs 20000\n" +
 			"   raftmq bench consume --msgs 200000            # reads the backlog from the first offset\n" +
+			"   raftmq bench produce --topic sql --props --msgs 200000 && raftmq bench consume --topic sql --sql92 'n = 0' --msgs 20000\n" +
 			"   raftmq bench e2e --mode async --clients 2 --duration 10s --topic e2e",
 		Subcommands: []*ucli.Command{
 			benchWorkload("produce", "send messages and measure the per-message ack latency", bench.Produce),
@@ -47,6 +48,8 @@ func benchFlags() []ucli.Flag {
 		&ucli.IntFlag{Name: "rate", Usage: "produce: at most this many messages per second over all clients (0: unlimited)"},
 		&ucli.IntFlag{Name: "queues", Aliases: []string{"q"}, Usage: "create the topic with this many queues per group first (0: use it as it is)"},
 		&ucli.IntFlag{Name: "topics", Value: 1, Usage: "spread the workload over this many topics <topic>-0 … (a group holds at most 1024 queues per topic)"},
+		&ucli.BoolFlag{Name: "props", Usage: "produce: give message number k the property n=k%10 and the tag t<k%4> (a backlog for --sql92)"},
+		&ucli.StringFlag{Name: "sql92", Usage: "consume: subscribe with this SQL92 condition (e.g. \"n < 5\" over a --props backlog); --msgs is the count expected to match"},
 		&ucli.StringFlag{Name: "group", Usage: "consumer group (default: a fresh one)"},
 		&ucli.DurationFlag{Name: "idle", Value: def.Idle, Usage: "consume, e2e: stop when no message arrived for this long"},
 		&ucli.StringFlag{Name: "csv", Usage: "append the result as a row to this CSV file"},
@@ -60,6 +63,7 @@ func benchConfig(c *ucli.Context) bench.Config {
 		NameServers: splitList(c.String("namesrv")), Topic: c.String("topic"), Size: c.Int("size"),
 		Clients: c.Int("clients"), Msgs: c.Int("msgs"), Mode: c.String("mode"), Batch: c.Int("batch"),
 		InFlight: c.Int("inflight"), Rate: c.Int("rate"), Queues: c.Int("queues"), Topics: c.Int("topics"), Group: c.String("group"), Idle: c.Duration("idle"),
+		Props: c.Bool("props"), SQL92: c.String("sql92"),
 	}
 	if d := c.Duration("duration"); d > 0 {
 		cfg.Duration = d

@@ -79,6 +79,16 @@ bench consume --topic bench-async --clients 1 --msgs "$MSGS"
 # Transactions against plain sync sends (the same 16 clients): each
 # message a half message, then its commit.
 bench produce --topic bench-txn --queues 8 --mode txn --clients 16 --msgs "$SYNC_MSGS" | tee "$OUT/txn.log"
+# SQL92 pulls: a labelled backlog (property n = k mod 10, tag t<k mod 4>)
+# read unfiltered, then by fresh groups under conditions selecting 1/2,
+# 1/10 and 1/20 (the last pins TAGS, so the consumequeue's tag hashes skip
+# most messages before their properties are read).
+SQLN=$((MSGS / 20 * 20))
+bench produce --topic bench-sql --queues 8 --props --mode async --clients 4 --inflight "${INFLIGHT:-512}" --msgs "$SQLN" > /dev/null
+bench consume --topic bench-sql --clients 1 --msgs "$SQLN" | tee "$OUT/sql.log"
+bench consume --topic bench-sql --clients 1 --sql92 "n < 5" --msgs $((SQLN / 2)) | tee -a "$OUT/sql.log"
+bench consume --topic bench-sql --clients 1 --sql92 "n = 0" --msgs $((SQLN / 10)) | tee -a "$OUT/sql.log"
+bench consume --topic bench-sql --clients 1 --sql92 "TAGS = 't0' AND n = 0" --msgs $((SQLN / 20)) | tee -a "$OUT/sql.log"
 
 # profile NAME ARGS...: a 15 s `raftmq bench produce ARGS` with a CPU profile of
 # every broker, then their block and mutex profiles (cumulative since start).
@@ -181,6 +191,14 @@ echo "== semantics (raftmq only, same run)"
 printf '%-40s %12s %12s %7s\n' comparison msg/s baseline ratio | tee -a "$OUT/summary.txt"
 cmp_line() { awk -v n="$1" -v a="$2" -v b="$3" 'BEGIN { r = (b > 0) ? sprintf("%.2fx", a / b) : "-"; printf "%-40s %12s %12s %7s\n", n, a, b, r }' | tee -a "$OUT/summary.txt"; }
 cmp_line "txn (16 clients) vs sync produce" "$(rate "$OUT/txn.log" 1)" "${sync_rate:-0}"
+# scanned FILE N: backlog messages per second the N-th consume of FILE went through.
+scanned() { grep '^raftmq-bench ' "$1" | fieldof /dev/stdin "$2" elapsed_s | awk -v n="$SQLN" '{ if ($1 > 0) printf "%.0f", n / $1; else print 0 }'; }
+if [ -s "$OUT/sql.log" ]; then
+  plain=$(rate "$OUT/sql.log" 1)
+  cmp_line "SQL92 n < 5 (1/2): backlog scanned/s" "$(scanned "$OUT/sql.log" 2)" "$plain"
+  cmp_line "SQL92 n = 0 (1/10): backlog scanned/s" "$(scanned "$OUT/sql.log" 3)" "$plain"
+  cmp_line "SQL92 TAGS+n (1/20): backlog scanned/s" "$(scanned "$OUT/sql.log" 4)" "$plain"
+fi
 if [ -s "$OUT/nodedupe.log" ]; then
   cmp_line "async, dedupe on vs off" "$(field "${OURS[0]}" msgs_per_sec)" "$(rate "$OUT/nodedupe.log" 1)"
   cmp_line "sync 16 clients, dedupe on vs off" "${sync_rate:-0}" "$(rate "$OUT/nodedupe.log" 2)"
