@@ -23,6 +23,8 @@
 #   SCALING=1  also produce (async, 4 clients, SCALING_MSGS, default 300000,
 #              after a warm-up of SCALING_WARM, default 100000) to 8 queues,
 #              1000 queues and 10,000 queues (10 topics of 1000)
+#   DEDUPE=0   skip the dedupe window pair (async and sync produce on fresh
+#              groups with --dedupe-window on and 0)
 #   BACKLOG=N  also produce N messages, then consume them from the first
 #              offset (2 consumers) while 2 producers write TAIL_RATE
 #              (default 5000) msg/s to another topic
