@@ -86,7 +86,7 @@ type Producer struct {
 	async   sync.WaitGroup
 	suspect map[string]time.Time // address → suspected dead until
 	leaders map[string]string    // broker group → id 0 address last seen
-	replies replyWaiters         // requests waiting for replies (request.go)
+	replies *replyWaiters        // processReplies: requests waiting for replies (request.go)
 	trace   *tracer              // nil unless WithTrace
 }
 
@@ -110,7 +110,7 @@ func newProducer(cfg *producerConfig) (*Producer, error) {
 	c.autoCreate = true
 	p := &Producer{cfg: cfg, c: c, uniq: message.NewUniqKeyGenerator(c.ip, os.Getpid()),
 		fault: newFaultSelector(cfg.faultAvoidance), sel: cfg.selector,
-		suspect: map[string]time.Time{}, leaders: map[string]string{}}
+		suspect: map[string]time.Time{}, leaders: map[string]string{}, replies: &processReplies}
 	if p.sel == nil {
 		p.sel = p.fault
 	}

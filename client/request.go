@@ -33,12 +33,20 @@ const maxReplyBody = 64 << 20
 // callback) when no reply arrived within the timeout.
 var ErrRequestTimeout = errors.New("client: request timed out waiting for its reply")
 
-// replyWaiters are a producer's requests waiting for their replies, by
-// correlation id.
+// replyWaiters are requests waiting for their replies, by correlation id.
+// There is one table per process (processReplies), as the Java client's
+// RequestFutureHolder: producers of one process that share a client id
+// (the default instance name is the process id) share it on the brokers
+// too, which push a reply to whichever connection of that client id they
+// hold — so the producer a reply reaches may not be the one that asked.
 type replyWaiters struct {
 	mu sync.Mutex
 	m  map[string]chan *message.MessageExt
 }
+
+// processReplies is every producer's reply table (correlation ids are
+// UUIDs, unique in the process).
+var processReplies replyWaiters
 
 func (w *replyWaiters) add(id string) chan *message.MessageExt {
 	ch := make(chan *message.MessageExt, 1)

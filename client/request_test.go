@@ -112,7 +112,42 @@ func TestRequestValidationAndReplies(t *testing.T) {
 		t.Fatalf("unanswered request: %v", err)
 	}
 	p.replies.remove(id2)
-	if n := len(p.replies.m); n != 0 {
-		t.Fatalf("%d waiters left", n)
+	p.replies.mu.Lock()
+	_, left := p.replies.m[id2]
+	p.replies.mu.Unlock()
+	if left {
+		t.Fatal("the timed-out request's waiter is left")
+	}
+}
+
+// TestReplyReachesAnotherProducerOfTheProcess: the broker pushes a reply
+// to a connection of the requester's client id, which producers of one
+// process share by default; whichever producer receives it, the request
+// that waits for it gets it.
+func TestReplyReachesAnotherProducerOfTheProcess(t *testing.T) {
+	asker, err := NewProducer("asker")
+	if err != nil {
+		t.Fatal(err)
+	}
+	other, err := NewProducer("replier")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if asker.ClientID() != other.ClientID() {
+		t.Fatalf("client ids %s and %s: the test needs them shared", asker.ClientID(), other.ClientID())
+	}
+	id, ch, err := asker.prepareRequest(newMsg("t", "q"), time.Second)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer asker.replies.remove(id)
+	push := remoting.NewRequest(remoting.ReqPushReplyMessageToClient, protocol.ReplyMessageHeader{Topic: "t",
+		Properties: string(message.EncodeProperties(map[string]string{message.PropertyCorrelationID: id}))}.Ext(), []byte("a"))
+	if resp := other.onReply(context.Background(), nil, push); resp.Code != remoting.ResSuccess {
+		t.Fatalf("push answered %d %q", resp.Code, resp.Remark)
+	}
+	got, err := waitReply(testCtx(t, 5*time.Second), id, ch)
+	if err != nil || string(got.Body) != "a" {
+		t.Fatalf("reply %+v, %v", got, err)
 	}
 }
