@@ -125,3 +125,55 @@ func TestLeaderWriteInParallel(t *testing.T) {
 		return nil
 	})
 }
+
+// TestMembershipChangeAnsweredOnlyWhenDurable: a membership change is
+// answered once the leader's own copy of the configuration entry is on
+// disk, not when raft counts it committed (which, with the leader's write
+// in parallel, may include the leader before its fsync). Held here: the
+// leader's fsyncs, while a follower is removed (the new configuration's
+// majority is the leader and the other follower).
+func TestMembershipChangeAnsweredOnlyWhenDurable(t *testing.T) {
+	gates := make([]*syncGate, 3)
+	c := dledgertest.New(t, dledgertest.Options{Configure: fastConfig, ConfigureLog: func(i int, cc *commitlog.Config) {
+		gates[i] = &syncGate{}
+		ffs := vfs.NewFaultFS(vfs.OS)
+		ffs.Inject(gates[i])
+		cc.FS = ffs
+	}})
+	leader := c.WaitLeader(5 * time.Second)
+	n := c.Node(leader)
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	rec := record(t, "t", 0, []byte("x"))
+	if _, err := n.Propose(ctx, &dledger.PutMessagesCommand{Messages: []dledger.Message{{Topic: "t", QueueID: 0, Record: rec}}}); err != nil {
+		t.Fatal(err)
+	}
+	c.WaitConverged(5 * time.Second)
+	victim := (leader + 1) % 3
+	before, _ := c.Member(leader).Log.LastIndex()
+
+	gates[leader].hold()
+	defer gates[leader].release()
+	done := make(chan error, 1)
+	go func() { done <- n.RemoveServer(ctx, c.Member(victim).ID) }()
+	other := (leader + 2) % 3
+	c.Eventually(5*time.Second, func() error {
+		if last, _ := c.Member(other).Log.LastIndex(); last <= before {
+			return fmt.Errorf("n%d has not stored the configuration entry (last %d)", other, last)
+		}
+		return nil
+	})
+	select {
+	case err := <-done:
+		t.Fatalf("membership change answered (%v) before the leader's copy was durable", err)
+	case <-time.After(500 * time.Millisecond):
+	}
+	gates[leader].release()
+	if err := <-done; err != nil {
+		t.Fatalf("membership change after the leader's sync: %v", err)
+	}
+	members, err := n.Members()
+	if err != nil || len(members) != 2 {
+		t.Fatalf("members %v, %v; want 2", members, err)
+	}
+}

@@ -57,7 +57,7 @@ func (n *Node) AddVoter(ctx context.Context, id, addr string) error {
 	if err := waitFuture(ctx, f); err != nil {
 		return fmt.Errorf("dledger: add voter %s: %w", id, n.prop.mapErr(err))
 	}
-	return nil
+	return n.membershipDurable(ctx, "add voter "+id, f.Index())
 }
 
 // RemoveServer removes a member. Removing the leader itself makes it step
@@ -69,6 +69,22 @@ func (n *Node) RemoveServer(ctx context.Context, id string) error {
 	f := n.raft.RemoveServer(raft.ServerID(id), 0, timeoutOf(ctx))
 	if err := waitFuture(ctx, f); err != nil {
 		return fmt.Errorf("dledger: remove server %s: %w", id, n.prop.mapErr(err))
+	}
+	return n.membershipDurable(ctx, "remove server "+id, f.Index())
+}
+
+// membershipDurable returns once this node's copy of the configuration
+// entry at index is on disk. raft answers a membership change when it
+// counts the entry committed, which — the leader writing its copy in
+// parallel (leaderwrite.go) — may count the leader before its fsync: a
+// change answered then could be undone by a power loss of the leader and
+// one follower.
+func (n *Node) membershipDurable(ctx context.Context, what string, index uint64) error {
+	if n.durableLog == nil {
+		return nil
+	}
+	if err := n.durableLog.WaitDurable(ctx, index); err != nil {
+		return fmt.Errorf("dledger: %s: committed at %d, not yet durable on this node: %w", what, index, err)
 	}
 	return nil
 }
