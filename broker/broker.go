@@ -161,7 +161,8 @@ func (b *Broker) build() error {
 	if err != nil {
 		return err
 	}
-	rep := &replica{node: b.node, self: b.self, peers: cfg.Peers, group: cfg.BrokerName, client: b.client, forwardTimeout: cfg.ForwardTimeout}
+	rep := &replica{node: b.node, self: b.self, peers: cfg.Peers, group: cfg.BrokerName, client: b.client, forwardTimeout: cfg.ForwardTimeout,
+		diskFull: b.store.Log().DiskFull}
 	tbl := &tables{node: b.node, autoCreate: cfg.AutoCreateTopic}
 	topics := &topicTable{meta: b.meta, rep: rep}
 	records := &recordBuilder{cluster: cfg.Cluster, storeHost: host, maxBody: cfg.MaxMessageSize, park: &parker{levels: levels}}
@@ -187,6 +188,7 @@ func (b *Broker) build() error {
 		interval: cfg.TransactionCheckInterval, max: int32(cfg.TransactionCheckMax)}
 	b.leader = &leaderTerms{node: b.node, onChange: b.locks.clear, log: b.log,
 		services: append(delays.services(), leaderService{"timer", b.timers.run}, leaderService{"transaction-check", checker.run},
+			leaderService{"disk-full-handoff", (&diskHandoff{node: b.node, full: b.store.Log().DiskFull, log: b.log}).run},
 			leaderService{"system-topics", newSystemTopics(rep, topics, cfg.Cluster, cfg.TraceTopicEnable, b.reg.signal, b.log).run})}
 	for _, s := range []interface{ register(mux) }{
 		b.send, b.pull, retries, txns, b.clients, b.runtime,

@@ -20,6 +20,7 @@ import (
 
 	"github.com/hashicorp/raft"
 
+	"github.com/raftmq/raftmq/commitlog"
 	"github.com/raftmq/raftmq/dledger"
 	"github.com/raftmq/raftmq/remoting"
 )
@@ -41,6 +42,9 @@ type replica struct {
 	group          string // the group's BrokerName
 	client         *remoting.Client
 	forwardTimeout time.Duration
+	// diskFull reports this node's log refusing writes (commitlog
+	// DiskFull); nil: never.
+	diskFull func() bool
 
 	termMu    sync.Mutex    // serializes the barriers of ready
 	readyTerm atomic.Uint64 // the term this node ran a barrier in as leader
@@ -50,6 +54,10 @@ func (r *replica) isLeader() bool { return r.node.IsLeader() }
 
 // propose runs cmd through the group; it is the one way processors write.
 func (r *replica) propose(ctx context.Context, cmd dledger.Command) (dledger.Result, error) {
+	if r.diskFull != nil && r.diskFull() {
+		// raft would try, fail to store it and step down; refuse first.
+		return dledger.Result{}, fmt.Errorf("broker: propose %T on %s: %w", cmd, r.self.ID, commitlog.ErrDiskFull)
+	}
 	res, err := r.node.Propose(ctx, cmd)
 	if err != nil {
 		return res, fmt.Errorf("broker: propose %T: %w", cmd, err)
@@ -129,6 +137,8 @@ func (r *replica) proposeFailure(ctx context.Context, req *remoting.Command, err
 		return errResponse(req, remoting.ResServiceNotAvailable, "leadership changed before the write was stored; retry: %v", err)
 	case errors.Is(err, dledger.ErrLeadershipLost), errors.Is(err, context.DeadlineExceeded), errors.Is(err, context.Canceled):
 		return errResponse(req, remoting.ResSystemError, "write outcome unknown (may be stored): %v", err)
+	case errors.Is(err, commitlog.ErrDiskFull):
+		return errResponse(req, remoting.ResServiceNotAvailable, "service not available now: the broker's disk is full (%v); writes resume by themselves once space is freed", err)
 	case errors.Is(err, dledger.ErrTooLarge):
 		return errResponse(req, remoting.ResMessageIllegal, "%v", err)
 	default:

@@ -338,6 +338,12 @@ func (l *Log) signalFailed() { l.failOnce.Do(func() { close(l.failedCh) }) }
 // until it is reopened, so the process should restart (Err says why).
 func (l *Log) Failed() <-chan struct{} { return l.failedCh }
 
+// DiskFull reports whether StoreLogs refuses writes because the last
+// disk-usage check (at open, then every Retention.CheckInterval) found the
+// disk above Retention.DiskRefuseRatio. Unlike Failed it passes: the next
+// check below the ratio takes writes again.
+func (l *Log) DiskFull() bool { return l.refuse.Load() }
+
 // Err returns the sticky failure of a write or fsync, nil while the log
 // is healthy.
 func (l *Log) Err() error {
