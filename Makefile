@@ -72,7 +72,7 @@ chaos:
 
 ## fuzz: run every fuzz target for FUZZTIME (default 2m) each
 fuzz:
-	@for pkg in ./remoting ./message; do \
+	@for pkg in $$(grep -rl --include='*_test.go' '^func Fuzz' . | grep -v '^./integration/' | xargs -n1 dirname | sort -u); do \
 	  for f in $$($(GO) test -list '^Fuzz' $$pkg | grep '^Fuzz'); do \
 	    echo "== $$pkg $$f"; \
 	    $(GO) test $$pkg -run '^$$' -fuzz "^$$f$$" -fuzztime $(FUZZTIME) -parallel 1 || exit 1; \

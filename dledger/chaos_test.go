@@ -12,7 +12,8 @@ import (
 	"github.com/raftmq/raftmq/dledger/dledgertest"
 )
 
-// TestChaos runs a fixed-seed schedule of kills, restarts, partitions,
+// TestChaos runs a fixed-seed schedule of kills, power losses (of one
+// node, or now and then of every node at once), restarts, partitions,
 // heals and leadership transfers under load, then heals everything and
 // asserts that every acknowledged message is on every node and that all
 // raft logs are identical. RAFTMQ_CHAOS=1 (make chaos) runs a long one.
@@ -23,7 +24,7 @@ func TestChaos(t *testing.T) {
 	}
 	t.Logf("chaos: %d steps, seed %d", steps, seed)
 	rng := rand.New(rand.NewSource(seed))
-	c := dledgertest.New(t, dledgertest.Options{Configure: fastConfig})
+	c := dledgertest.New(t, dledgertest.Options{Configure: fastConfig, MemFS: true})
 	c.WaitLeader(5 * time.Second)
 	p, stop := background(t, c, 6)
 	for s := 0; s < steps; s++ {
@@ -55,7 +56,7 @@ func TestChaos(t *testing.T) {
 
 func chaosStep(t *testing.T, c *dledgertest.Cluster, rng *rand.Rand, s int) {
 	i := rng.Intn(c.Len())
-	switch rng.Intn(5) {
+	switch rng.Intn(7) {
 	case 0:
 		t.Logf("chaos %d: kill n%d", s, i)
 		c.Kill(i)
@@ -77,6 +78,17 @@ func chaosStep(t *testing.T, c *dledgertest.Cluster, rng *rand.Rand, s int) {
 				ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
 				_ = n.TransferLeadership(ctx, "") // may fail if no follower is reachable
 				cancel()
+			}
+		}
+	case 5:
+		t.Logf("chaos %d: power loss on n%d", s, i)
+		c.LosePower(i)
+	case 6:
+		if rng.Intn(3) == 0 {
+			t.Logf("chaos %d: power loss on every node, then all restart", s)
+			c.LosePower(0, 1, 2)
+			for j := 0; j < c.Len(); j++ {
+				c.Restart(j)
 			}
 		}
 	}

@@ -19,6 +19,7 @@ import (
 
 	"github.com/raftmq/raftmq/commitlog"
 	"github.com/raftmq/raftmq/dledger"
+	"github.com/raftmq/raftmq/internal/vfs"
 )
 
 // Options configure a Cluster.
@@ -33,6 +34,11 @@ type Options struct {
 	// ConfigureLog, if set, adjusts each node's commitlog Config before
 	// it is opened (not with InmemLog).
 	ConfigureLog func(i int, c *commitlog.Config)
+	// MemFS puts each node's commitlog on its own vfs.MemFS, kept across
+	// restarts as a disk would be, so that LosePower can drop what the
+	// node had not fsynced. Raft's vote/term store and its snapshots stay
+	// in Dir on the real disk (both are fsynced as they are written).
+	MemFS bool
 	// InmemLog uses raft's InmemStore instead of the node's commitlog; the
 	// store is kept across restarts, as a disk would be.
 	InmemLog bool
@@ -51,6 +57,8 @@ type Member struct {
 	// Mem is the InmemStore with Options.InmemLog (kept across restarts,
 	// as a disk would be), else nil.
 	Mem raft.LogStore
+	// FS is the commitlog's disk with Options.MemFS, else nil.
+	FS *vfs.MemFS
 	// Log is the node's commitlog in Dir while it runs (nil with
 	// InmemLog or while killed).
 	Log *commitlog.Log
@@ -150,6 +158,9 @@ func (c *Cluster) newMember(i int) *Member {
 	if c.opts.InmemLog {
 		m.Mem = raft.NewInmemStore()
 	}
+	if c.opts.MemFS {
+		m.FS = vfs.NewMem()
+	}
 	return m
 }
 
@@ -178,6 +189,9 @@ func (c *Cluster) openLog(i int) (raft.LogStore, error) {
 	cc.SegmentSize = 256 << 10
 	cc.Retention.DiskUsage = func(string) (float64, error) { return 0.1, nil }
 	cc.Logger = c.log.With("node", m.ID)
+	if m.FS != nil {
+		cc.FS = m.FS
+	}
 	if c.opts.ConfigureLog != nil {
 		c.opts.ConfigureLog(i, &cc)
 	}
@@ -319,6 +333,34 @@ func (c *Cluster) Kill(i int) {
 		c.t.Logf("dledgertest: close %s: %v", c.members[i].ID, err)
 	}
 	c.closeLog(c.members[i])
+}
+
+// LosePower cuts the power of nodes, one after the other as a rack's
+// would go: each node's disk keeps only what it had fsynced (its MemFS's
+// LosePower: a sync either completed before the cut or fails), then the
+// node is killed; Restart brings it back on what its disk kept. Needs
+// Options.MemFS.
+func (c *Cluster) LosePower(nodes ...int) {
+	c.t.Helper()
+	disks := make([]*vfs.MemFS, len(nodes))
+	for k, i := range nodes {
+		m := c.members[i]
+		if m.FS == nil {
+			c.t.Fatal("dledgertest: LosePower needs Options.MemFS")
+		}
+		if c.Node(i) != nil {
+			disks[k] = m.FS.LosePower()
+		}
+	}
+	for k, i := range nodes {
+		if disks[k] == nil {
+			continue // already down: its disk is as it was left
+		}
+		c.Kill(i)
+		c.mu.Lock()
+		c.members[i].FS = disks[k]
+		c.mu.Unlock()
+	}
 }
 
 // closeLog closes a member's commitlog after its node stopped.

@@ -1,6 +1,7 @@
 package vfs
 
 import (
+	"errors"
 	"fmt"
 	"io"
 	"io/fs"
@@ -22,7 +23,12 @@ type MemFS struct {
 	dirs    map[string]bool
 	names   map[string]*memNode // current directory entries
 	durable map[string]*memNode // entries as of each directory's last SyncDir
+	dead    bool                // LosePower: every change fails with ErrPowerLost
 }
+
+// ErrPowerLost is what a MemFS whose power was cut (LosePower) answers
+// every change with.
+var ErrPowerLost = errors.New("vfs: power lost")
 
 type memNode struct {
 	data    []byte
@@ -44,6 +50,24 @@ func NewMem() *MemFS {
 func (m *MemFS) CrashClone() *MemFS {
 	m.mu.Lock()
 	defer m.mu.Unlock()
+	return m.crashCloneLocked()
+}
+
+// LosePower cuts m's power: it returns what m's disk holds at this instant
+// (CrashClone) and makes every later change on m and its open files — a
+// write, sync, truncate, create, remove, rename — fail with ErrPowerLost,
+// atomically with respect to every write and sync: a sync either finished
+// before the cut, and is in the clone, or fails. Reads still see what was
+// written, so a process that has not noticed the cut does not trip on
+// them; nothing it does can become durable.
+func (m *MemFS) LosePower() *MemFS {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	m.dead = true
+	return m.crashCloneLocked()
+}
+
+func (m *MemFS) crashCloneLocked() *MemFS {
 	c := NewMem()
 	for d := range m.dirs {
 		c.dirs[d] = true
@@ -71,6 +95,9 @@ func (m *MemFS) OpenFile(name string, flag int, perm os.FileMode) (File, error) 
 	name = clean(name)
 	m.mu.Lock()
 	defer m.mu.Unlock()
+	if m.dead && flag&(os.O_CREATE|os.O_WRONLY|os.O_RDWR|os.O_TRUNC|os.O_APPEND) != 0 {
+		return nil, ErrPowerLost
+	}
 	if m.dirs[name] {
 		return nil, &fs.PathError{Op: "open", Path: name, Err: fmt.Errorf("is a directory")}
 	}
@@ -98,6 +125,9 @@ func (m *MemFS) Remove(name string) error {
 	name = clean(name)
 	m.mu.Lock()
 	defer m.mu.Unlock()
+	if m.dead {
+		return ErrPowerLost
+	}
 	if _, ok := m.names[name]; ok {
 		delete(m.names, name)
 		return nil
@@ -125,6 +155,9 @@ func (m *MemFS) RemoveAll(p string) error {
 	p = clean(p)
 	m.mu.Lock()
 	defer m.mu.Unlock()
+	if m.dead {
+		return ErrPowerLost
+	}
 	prefix := p + "/"
 	for n := range m.names {
 		if n == p || strings.HasPrefix(n, prefix) {
@@ -144,6 +177,9 @@ func (m *MemFS) Rename(oldpath, newpath string) error {
 	oldpath, newpath = clean(oldpath), clean(newpath)
 	m.mu.Lock()
 	defer m.mu.Unlock()
+	if m.dead {
+		return ErrPowerLost
+	}
 	n, ok := m.names[oldpath]
 	if !ok {
 		return &os.LinkError{Op: "rename", Old: oldpath, New: newpath, Err: fs.ErrNotExist}
@@ -161,6 +197,9 @@ func (m *MemFS) MkdirAll(p string, perm os.FileMode) error {
 	p = clean(p)
 	m.mu.Lock()
 	defer m.mu.Unlock()
+	if m.dead {
+		return ErrPowerLost
+	}
 	for d := p; ; d = path.Dir(d) {
 		if _, isFile := m.names[d]; isFile {
 			return &fs.PathError{Op: "mkdir", Path: d, Err: fmt.Errorf("not a directory")}
@@ -215,6 +254,9 @@ func (m *MemFS) SyncDir(dir string) error {
 	dir = clean(dir)
 	m.mu.Lock()
 	defer m.mu.Unlock()
+	if m.dead {
+		return ErrPowerLost
+	}
 	if !m.dirs[dir] {
 		return &fs.PathError{Op: "syncdir", Path: dir, Err: fs.ErrNotExist}
 	}
@@ -263,6 +305,9 @@ type memFile struct {
 func (f *memFile) Name() string { return f.name }
 
 func (f *memFile) check(write bool) error {
+	if write && f.fs.dead {
+		return ErrPowerLost
+	}
 	if f.closed {
 		return errClosed
 	}
@@ -372,7 +417,7 @@ func (f *memFile) Seek(offset int64, whence int) (int64, error) {
 func (f *memFile) Sync() error {
 	f.fs.mu.Lock()
 	defer f.fs.mu.Unlock()
-	if err := f.check(false); err != nil {
+	if err := f.check(true); err != nil {
 		return err
 	}
 	f.node.synced = append(f.node.synced[:0], f.node.data...)

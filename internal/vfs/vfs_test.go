@@ -254,3 +254,40 @@ func TestOSMmapWritable(t *testing.T) {
 		t.Fatal("FaultFS files must not offer writable mappings: their writes would bypass injection")
 	}
 }
+
+// TestLosePower: the clone holds what was synced; afterwards the old FS
+// and its open files refuse every write, sync and create, so nothing can
+// become durable on a machine whose power is gone.
+func TestLosePower(t *testing.T) {
+	m := NewMem()
+	if err := m.MkdirAll("/d", 0o755); err != nil {
+		t.Fatal(err)
+	}
+	f := writeFile(t, m, "/d/f", []byte("abc"), true)
+	if err := m.SyncDir("/d"); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := f.Write([]byte("def")); err != nil { // not synced
+		t.Fatal(err)
+	}
+	c := m.LosePower()
+	if got := readAll(t, c, "/d/f"); string(got) != "abc" {
+		t.Fatalf("after power loss the file holds %q, want the synced abc", got)
+	}
+	if _, err := f.Write([]byte("x")); !errors.Is(err, ErrPowerLost) {
+		t.Fatalf("write after power loss = %v", err)
+	}
+	if err := f.Sync(); !errors.Is(err, ErrPowerLost) {
+		t.Fatalf("sync after power loss = %v", err)
+	}
+	if _, err := m.OpenFile("/d/g", os.O_CREATE|os.O_RDWR, 0o644); !errors.Is(err, ErrPowerLost) {
+		t.Fatalf("open after power loss = %v", err)
+	}
+	if err := m.SyncDir("/d"); !errors.Is(err, ErrPowerLost) {
+		t.Fatalf("syncdir after power loss = %v", err)
+	}
+	g := writeFile(t, c, "/d/g", []byte("new"), true) // the clone is a working disk
+	if err := g.Close(); err != nil {
+		t.Fatal(err)
+	}
+}
