@@ -24,7 +24,8 @@
 #              after a warm-up of SCALING_WARM, default 100000) to 8 queues,
 #              1000 queues and 10,000 queues (10 topics of 1000)
 #   DEDUPE=0   skip the dedupe window pair (async and sync produce on fresh
-#              groups with --dedupe-window on and 0)
+#              groups with --dedupe-window on and 0); DEDUPE_ROUNDS=N (default
+#              1) alternates the pair N times and reports the medians
 #   BACKLOG=N  also produce N messages, then consume them from the first
 #              offset (2 consumers) while 2 producers write TAIL_RATE
 #              (default 5000) msg/s to another topic
@@ -152,12 +153,14 @@ stop_cluster
 # fresh group, with the window on (the default, 2 min) and off
 # (--dedupe-window 0), so neither side inherits the runs above.
 if [ "${DEDUPE:-1}" = 1 ]; then
-  for side in dedupe nodedupe; do
-    echo "== $side: the same async and sync produce on a fresh group"
-    if [ "$side" = dedupe ]; then start_cluster "$side"; else start_cluster "$side" --dedupe-window 0; fi
-    bench produce --topic bench-async --queues 8 --mode async --clients 4 --inflight "${INFLIGHT:-512}" --msgs "$MSGS" | tee "$OUT/$side.log"
-    bench produce --topic bench-sync --queues 8 --mode sync --clients 16 --msgs "$SYNC_MSGS" | tee -a "$OUT/$side.log"
-    stop_cluster
+  for round in $(seq 1 "${DEDUPE_ROUNDS:-1}"); do
+    for side in dedupe nodedupe; do
+      echo "== $side (round $round): the same async and sync produce on a fresh group"
+      if [ "$side" = dedupe ]; then start_cluster "$side$round"; else start_cluster "$side$round" --dedupe-window 0; fi
+      bench produce --topic bench-async --queues 8 --mode async --clients 4 --inflight "${INFLIGHT:-512}" --msgs "$MSGS" | tee -a "$OUT/$side.async.log"
+      bench produce --topic bench-sync --queues 8 --mode sync --clients 16 --msgs "$SYNC_MSGS" | tee -a "$OUT/$side.sync.log"
+      stop_cluster
+    done
   done
 fi
 
@@ -203,7 +206,9 @@ if [ -s "$OUT/sql.log" ]; then
   cmp_line "SQL92 n = 0 (1/10): backlog scanned/s" "$(scanned "$OUT/sql.log" 3)" "$plain"
   cmp_line "SQL92 TAGS+n (1/20): backlog scanned/s" "$(scanned "$OUT/sql.log" 4)" "$plain"
 fi
-if [ -s "$OUT/nodedupe.log" ]; then
-  cmp_line "async, dedupe on vs off (fresh groups)" "$(rate "$OUT/dedupe.log" 1)" "$(rate "$OUT/nodedupe.log" 1)"
-  cmp_line "sync 16 clients, dedupe on vs off" "$(rate "$OUT/dedupe.log" 2)" "$(rate "$OUT/nodedupe.log" 2)"
+# median FILE: the median msg/s of FILE's raftmq-bench lines.
+median() { grep -o 'msgs_per_sec=[0-9]*' "$1" | cut -d= -f2 | sort -n | awk '{ v[NR] = $1 } END { if (NR) print (NR % 2) ? v[(NR + 1) / 2] : int((v[NR / 2] + v[NR / 2 + 1]) / 2); else print 0 }'; }
+if [ -s "$OUT/nodedupe.async.log" ]; then
+  cmp_line "async, dedupe on vs off (median of ${DEDUPE_ROUNDS:-1})" "$(median "$OUT/dedupe.async.log")" "$(median "$OUT/nodedupe.async.log")"
+  cmp_line "sync 16 clients, dedupe on vs off" "$(median "$OUT/dedupe.sync.log")" "$(median "$OUT/nodedupe.sync.log")"
 fi
