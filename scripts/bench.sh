@@ -25,7 +25,7 @@
 #              1000 queues and 10,000 queues (10 topics of 1000)
 #   DEDUPE=0   skip the dedupe window pair (async and sync produce on fresh
 #              groups with --dedupe-window on and 0); DEDUPE_ROUNDS=N (default
-#              1) alternates the pair N times and reports the medians
+#              3) alternates the pair N times and reports the medians
 #   BACKLOG=N  also produce N messages, then consume them from the first
 #              offset (2 consumers) while 2 producers write TAIL_RATE
 #              (default 5000) msg/s to another topic
@@ -153,7 +153,7 @@ stop_cluster
 # fresh group, with the window on (the default, 2 min) and off
 # (--dedupe-window 0), so neither side inherits the runs above.
 if [ "${DEDUPE:-1}" = 1 ]; then
-  for round in $(seq 1 "${DEDUPE_ROUNDS:-1}"); do
+  for round in $(seq 1 "${DEDUPE_ROUNDS:-3}"); do
     for side in dedupe nodedupe; do
       echo "== $side (round $round): the same async and sync produce on a fresh group"
       if [ "$side" = dedupe ]; then start_cluster "$side$round"; else start_cluster "$side$round" --dedupe-window 0; fi
@@ -209,6 +209,6 @@ fi
 # median FILE: the median msg/s of FILE's raftmq-bench lines.
 median() { grep -o 'msgs_per_sec=[0-9]*' "$1" | cut -d= -f2 | sort -n | awk '{ v[NR] = $1 } END { if (NR) print (NR % 2) ? v[(NR + 1) / 2] : int((v[NR / 2] + v[NR / 2 + 1]) / 2); else print 0 }'; }
 if [ -s "$OUT/nodedupe.async.log" ]; then
-  cmp_line "async, dedupe on vs off (median of ${DEDUPE_ROUNDS:-1})" "$(median "$OUT/dedupe.async.log")" "$(median "$OUT/nodedupe.async.log")"
+  cmp_line "async, dedupe on vs off (median of ${DEDUPE_ROUNDS:-3})" "$(median "$OUT/dedupe.async.log")" "$(median "$OUT/nodedupe.async.log")"
   cmp_line "sync 16 clients, dedupe on vs off" "$(median "$OUT/dedupe.sync.log")" "$(median "$OUT/nodedupe.sync.log")"
 fi
