@@ -49,10 +49,9 @@ func (g *syncGate) MaybeFail(op vfs.Op, name string, n int) (int, error) {
 	return n, nil
 }
 
-// TestLeaderWriteInParallel: the leader does not fsync an entry before
-// replicating it, yet a proposal is answered, and followers apply it, only
-// once the leader's own copy is on disk as well.
-func TestLeaderWriteInParallel(t *testing.T) {
+// gatedCluster is a group whose nodes' commitlog fsyncs each pass a
+// syncGate of their own.
+func gatedCluster(t *testing.T) (*dledgertest.Cluster, []*syncGate) {
 	gates := make([]*syncGate, 3)
 	c := dledgertest.New(t, dledgertest.Options{Configure: fastConfig, ConfigureLog: func(i int, cc *commitlog.Config) {
 		gates[i] = &syncGate{}
@@ -60,6 +59,14 @@ func TestLeaderWriteInParallel(t *testing.T) {
 		ffs.Inject(gates[i])
 		cc.FS = ffs
 	}})
+	return c, gates
+}
+
+// TestLeaderWriteInParallel: the leader does not fsync an entry before
+// replicating it, yet a proposal is answered, and followers apply it, only
+// once the leader's own copy is on disk as well.
+func TestLeaderWriteInParallel(t *testing.T) {
+	c, gates := gatedCluster(t)
 	leader := c.WaitLeader(5 * time.Second)
 	n := c.Node(leader)
 	propose := func() error {
@@ -133,13 +140,7 @@ func TestLeaderWriteInParallel(t *testing.T) {
 // leader's fsyncs, while a follower is removed (the new configuration's
 // majority is the leader and the other follower).
 func TestMembershipChangeAnsweredOnlyWhenDurable(t *testing.T) {
-	gates := make([]*syncGate, 3)
-	c := dledgertest.New(t, dledgertest.Options{Configure: fastConfig, ConfigureLog: func(i int, cc *commitlog.Config) {
-		gates[i] = &syncGate{}
-		ffs := vfs.NewFaultFS(vfs.OS)
-		ffs.Inject(gates[i])
-		cc.FS = ffs
-	}})
+	c, gates := gatedCluster(t)
 	leader := c.WaitLeader(5 * time.Second)
 	n := c.Node(leader)
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)

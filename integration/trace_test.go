@@ -52,17 +52,9 @@ func TestOfficialClientMessageTrace(t *testing.T) {
 	}
 	consumeTraced(t, c.nsAddr, topic, "trace-consumer", trace, ids)
 
-	a, err := client.NewAdmin(client.WithNameServers(c.nsAddr))
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = a.Close() })
+	a := newTestAdmin(t, c.nsAddr)
 	for id := range ids {
-		var tr *client.Trace
-		waitFor(t, 30*time.Second, func() bool {
-			tr, err = a.QueryTrace(context.Background(), "", id, time.Now().Add(-time.Hour), time.Time{})
-			return err == nil && hasTimeline(tr)
-		})
+		tr := waitTrace(t, a, id, hasTimeline)
 		pub := tr.Records[0]
 		if pub.Type != protocol.TracePub || pub.Topic != topic || pub.Group != "trace-producer" || !pub.Success || pub.OffsetMsgID == "" {
 			t.Errorf("%s: first record %+v, want a successful Pub of %s by trace-producer", id, pub, topic)
@@ -115,6 +107,34 @@ func (r *switchedResolver) Resolve() []string {
 
 // Description names the resolver.
 func (r *switchedResolver) Description() string { return "the current test's name server" }
+
+// newTestAdmin is an SDK admin client of name server ns, closed with t.
+func newTestAdmin(t *testing.T, ns string) *client.Admin {
+	t.Helper()
+	a, err := client.NewAdmin(client.WithNameServers(ns))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = a.Close() })
+	return a
+}
+
+// waitTrace waits until the trace of message id satisfies done and
+// returns it.
+func waitTrace(t *testing.T, a *client.Admin, id string, done func(*client.Trace) bool) *client.Trace {
+	t.Helper()
+	var tr *client.Trace
+	waitFor(t, 30*time.Second, func() bool {
+		var err error
+		tr, err = a.QueryTrace(context.Background(), "", id, time.Now().Add(-time.Hour), time.Time{})
+		if err != nil || !done(tr) {
+			t.Logf("trace of %s so far: %+v (%v)", id, tr, err)
+			return false
+		}
+		return true
+	})
+	return tr
+}
 
 // hasTimeline says whether tr holds a send, a delivery and a successful
 // consumption, in that order.
@@ -229,20 +249,10 @@ func TestSDKMessageTrace(t *testing.T) {
 	traceNameServer.set(c.nsAddr)
 	consumeTraced(t, c.nsAddr, topic, "official-trace-consumer", &primitive.TraceConfig{Resolver: traceNameServer, Access: primitive.Local}, ids)
 
-	a, err := client.NewAdmin(client.WithNameServers(c.nsAddr))
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = a.Close() })
+	a := newTestAdmin(t, c.nsAddr)
 	for id := range ids {
-		var tr *client.Trace
-		waitFor(t, 30*time.Second, func() bool {
-			tr, err = a.QueryTrace(context.Background(), "", id, time.Now().Add(-time.Hour), time.Time{})
-			ok := err == nil && consumedBy(tr, "sdk-trace-consumer") && consumedBy(tr, "official-trace-consumer")
-			if !ok {
-				t.Logf("trace of %s so far: %+v", id, tr)
-			}
-			return ok
+		tr := waitTrace(t, a, id, func(tr *client.Trace) bool {
+			return consumedBy(tr, "sdk-trace-consumer") && consumedBy(tr, "official-trace-consumer")
 		})
 		pub := tr.Records[0]
 		if pub.Type != protocol.TracePub || pub.Group != "sdk-trace-producer" || pub.Topic != topic || !pub.Success ||
