@@ -75,6 +75,6 @@
 //
 // # Timeouts
 //
-// DefaultConfig's 500 ms heartbeat/election and 250 ms leader lease
-// replace a dead leader in roughly 0.5–1.2 s on a LAN; see Config.
+// DefaultConfig's 300 ms heartbeat/election and 250 ms leader lease
+// replace a dead leader in roughly 0.4–0.9 s on a LAN; see Config.
 package dledger
