@@ -95,7 +95,7 @@ func (p *Producer) prepareRequest(msg *message.Message, timeout time.Duration) (
 	if msg == nil {
 		return "", nil, fmt.Errorf("%w: nil message", ErrInvalidMessage)
 	}
-	if msg.Property(message.PropertyMsgType) == protocol.ReplyMessageFlag {
+	if isReply(msg) {
 		return "", nil, fmt.Errorf("%w: a reply message cannot be a request", ErrInvalidMessage)
 	}
 	id := newCorrelationID()
@@ -117,6 +117,12 @@ func (p *Producer) Request(ctx context.Context, msg *message.Message, timeout ti
 	if err != nil {
 		return nil, err
 	}
+	return p.exchange(ctx, msg, id, ch, timeout)
+}
+
+// exchange sends the prepared request msg and waits for its reply on ch,
+// all within timeout, then drops the request's waiter.
+func (p *Producer) exchange(ctx context.Context, msg *message.Message, id string, ch chan *message.MessageExt, timeout time.Duration) (*message.MessageExt, error) {
 	defer p.replies.remove(id)
 	ctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
@@ -139,14 +145,7 @@ func (p *Producer) RequestAsync(ctx context.Context, msg *message.Message, timeo
 		return
 	}
 	go func() {
-		defer p.replies.remove(id)
-		ctx, cancel := context.WithTimeout(ctx, timeout)
-		defer cancel()
-		if _, err := p.Send(ctx, msg); err != nil {
-			p.finishRequest(cb, nil, fmt.Errorf("client: request %s: send: %w", id, err))
-			return
-		}
-		m, err := waitReply(ctx, id, ch)
+		m, err := p.exchange(ctx, msg, id, ch, timeout)
 		p.finishRequest(cb, m, err)
 	}()
 }

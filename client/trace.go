@@ -124,7 +124,7 @@ func (t *tracer) close(ctx context.Context) {
 // traced says whether m is to be traced: not a trace message itself and
 // not opted out with TRACE_ON=false.
 func (t *tracer) traced(topic string, props func(string) string) bool {
-	return t != nil && topic != t.topic && props(message.PropertyTraceOn) != "false"
+	return topic != t.topic && props(message.PropertyTraceOn) != "false"
 }
 
 // add queues r; a full buffer drops it.
@@ -213,12 +213,15 @@ const (
 // pub records a send of msgs that started at start and ended with res
 // and err (a batch's ids are res.MsgID comma-separated).
 func (t *tracer) pub(group string, msgs []*message.Message, start time.Time, res SendResult, err error, msgType int) {
-	if t == nil || len(msgs) == 0 || !t.traced(msgs[0].Topic, msgs[0].Property) {
+	if t == nil {
 		return
 	}
 	now := time.Now()
 	ids, offs := strings.Split(res.MsgID, ","), strings.Split(res.OffsetMsgID, ",")
 	for i, m := range msgs {
+		if !t.traced(m.Topic, m.Property) {
+			continue
+		}
 		r := protocol.TraceRecord{Type: protocol.TracePub, Timestamp: now.UnixMilli(), RegionID: res.RegionID, Group: group,
 			Topic: m.Topic, MsgID: m.UniqKey(), Tags: m.Tags(), Keys: strings.Join(m.Keys(), " "), BodyLength: len(m.Body),
 			CostTime: now.Sub(start).Milliseconds(), MsgType: msgType, Success: err == nil && res.Status == SendOK, ClientHost: t.host}

@@ -39,6 +39,31 @@ func newOfficialProducer(t *testing.T, nsAddr, group string) rocketmq.Producer {
 	return p
 }
 
+// startOfficialConsumer starts an official push consumer of group (a fresh
+// instance, from the first offset, plus extra options) on topic under sel,
+// calling fn; the caller shuts it down.
+func startOfficialConsumer(t *testing.T, ns, group, topic string, sel consumer.MessageSelector,
+	fn func(context.Context, ...*primitive.MessageExt) (consumer.ConsumeResult, error), extra ...consumer.Option) rocketmq.PushConsumer {
+	t.Helper()
+	opts := append([]consumer.Option{
+		consumer.WithNsResolver(primitive.NewPassthroughResolver([]string{ns})),
+		consumer.WithGroupName(group),
+		consumer.WithInstance(fmt.Sprintf("%s-%d", group, time.Now().UnixNano())),
+		consumer.WithConsumeFromWhere(consumer.ConsumeFromFirstOffset),
+	}, extra...)
+	c, err := rocketmq.NewPushConsumer(opts...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := c.Subscribe(topic, sel, fn); err != nil {
+		t.Fatal(err)
+	}
+	if err := c.Start(); err != nil {
+		t.Fatal(err)
+	}
+	return c
+}
+
 // consumeAll runs an official push consumer (clustering, from the first
 // offset) on topic until want(idx) has seen every index or d passes; it
 // returns the messages by their "idx" property.
@@ -54,17 +79,7 @@ func consumeSelected(t *testing.T, nsAddr, topic, group string, sel consumer.Mes
 	got := map[int]*primitive.MessageExt{}
 	done := make(chan struct{})
 	var closed atomic.Bool
-	c, err := rocketmq.NewPushConsumer(
-		consumer.WithNsResolver(primitive.NewPassthroughResolver([]string{nsAddr})),
-		consumer.WithGroupName(group),
-		consumer.WithInstance(fmt.Sprintf("%s-%d", group, time.Now().UnixNano())),
-		consumer.WithConsumeFromWhere(consumer.ConsumeFromFirstOffset),
-		consumer.WithConsumeMessageBatchMaxSize(32),
-	)
-	if err != nil {
-		t.Fatal(err)
-	}
-	err = c.Subscribe(topic, sel,
+	c := startOfficialConsumer(t, nsAddr, group, topic, sel,
 		func(_ context.Context, msgs ...*primitive.MessageExt) (consumer.ConsumeResult, error) {
 			mu.Lock()
 			defer mu.Unlock()
@@ -87,13 +102,7 @@ func consumeSelected(t *testing.T, nsAddr, topic, group string, sel consumer.Mes
 				close(done)
 			}
 			return consumer.ConsumeSuccess, nil
-		})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := c.Start(); err != nil {
-		t.Fatal(err)
-	}
+		}, consumer.WithConsumeMessageBatchMaxSize(32))
 	defer c.Shutdown()
 	select {
 	case <-done:

@@ -6,7 +6,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/apache/rocketmq-client-go/v2"
 	"github.com/apache/rocketmq-client-go/v2/consumer"
 	"github.com/apache/rocketmq-client-go/v2/primitive"
 
@@ -19,16 +18,7 @@ import (
 func startOfficialReplier(t *testing.T, ns, topic, group string) {
 	t.Helper()
 	replies := newOfficialProducer(t, ns, group+"-replies")
-	c, err := rocketmq.NewPushConsumer(
-		consumer.WithNsResolver(primitive.NewPassthroughResolver([]string{ns})),
-		consumer.WithGroupName(group),
-		consumer.WithInstance(fmt.Sprintf("%s-%d", group, time.Now().UnixNano())),
-		consumer.WithConsumeFromWhere(consumer.ConsumeFromFirstOffset),
-	)
-	if err != nil {
-		t.Fatal(err)
-	}
-	err = c.Subscribe(topic, consumer.MessageSelector{Type: consumer.TAG, Expression: "*"},
+	c := startOfficialConsumer(t, ns, group, topic, consumer.MessageSelector{Type: consumer.TAG, Expression: "*"},
 		func(ctx context.Context, msgs ...*primitive.MessageExt) (consumer.ConsumeResult, error) {
 			for _, m := range msgs {
 				r, err := consumer.CreateReplyMessage(m, []byte("re:"+string(m.Body)))
@@ -46,12 +36,6 @@ func startOfficialReplier(t *testing.T, ns, topic, group string) {
 			}
 			return consumer.ConsumeSuccess, nil
 		})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := c.Start(); err != nil {
-		t.Fatal(err)
-	}
 	t.Cleanup(func() { _ = c.Shutdown() })
 }
 

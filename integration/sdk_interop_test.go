@@ -2,13 +2,11 @@ package integration
 
 import (
 	"context"
-	"fmt"
 	"strconv"
 	"sync"
 	"testing"
 	"time"
 
-	"github.com/apache/rocketmq-client-go/v2"
 	"github.com/apache/rocketmq-client-go/v2/consumer"
 	"github.com/apache/rocketmq-client-go/v2/primitive"
 
@@ -183,16 +181,7 @@ func TestInteropMixedGroup(t *testing.T) {
 
 	var mu sync.Mutex
 	theirs := map[int]bool{}
-	oc, err := rocketmq.NewPushConsumer(
-		consumer.WithNsResolver(primitive.NewPassthroughResolver([]string{c.nsAddr})),
-		consumer.WithGroupName("interop-mixed"),
-		consumer.WithInstance(fmt.Sprintf("official-%d", time.Now().UnixNano())),
-		consumer.WithConsumeFromWhere(consumer.ConsumeFromFirstOffset),
-	)
-	if err != nil {
-		t.Fatal(err)
-	}
-	err = oc.Subscribe("InteropC", consumer.MessageSelector{Type: consumer.TAG, Expression: "*"},
+	oc := startOfficialConsumer(t, c.nsAddr, "interop-mixed", "InteropC", consumer.MessageSelector{Type: consumer.TAG, Expression: "*"},
 		func(_ context.Context, msgs ...*primitive.MessageExt) (consumer.ConsumeResult, error) {
 			mu.Lock()
 			defer mu.Unlock()
@@ -203,12 +192,6 @@ func TestInteropMixedGroup(t *testing.T) {
 			}
 			return consumer.ConsumeSuccess, nil
 		})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := oc.Start(); err != nil {
-		t.Fatal(err)
-	}
 	defer oc.Shutdown()
 	// Our consumer gives up half the queues once it sees the official one.
 	waitFor(t, 30*time.Second, func() bool { return len(sdk.Assignment()) == 4 })

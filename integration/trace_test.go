@@ -155,17 +155,7 @@ func consumeTraced(t *testing.T, ns, topic, group string, trace *primitive.Trace
 	t.Helper()
 	var mu sync.Mutex
 	got := map[string]bool{}
-	c, err := rocketmq.NewPushConsumer(
-		consumer.WithNsResolver(primitive.NewPassthroughResolver([]string{ns})),
-		consumer.WithGroupName(group),
-		consumer.WithInstance(fmt.Sprintf("%s-%d", group, time.Now().UnixNano())),
-		consumer.WithConsumeFromWhere(consumer.ConsumeFromFirstOffset),
-		consumer.WithTrace(trace),
-	)
-	if err != nil {
-		t.Fatal(err)
-	}
-	err = c.Subscribe(topic, consumer.MessageSelector{Type: consumer.TAG, Expression: "*"},
+	c := startOfficialConsumer(t, ns, group, topic, consumer.MessageSelector{Type: consumer.TAG, Expression: "*"},
 		func(_ context.Context, msgs ...*primitive.MessageExt) (consumer.ConsumeResult, error) {
 			mu.Lock()
 			defer mu.Unlock()
@@ -173,13 +163,7 @@ func consumeTraced(t *testing.T, ns, topic, group string, trace *primitive.Trace
 				got[m.MsgId] = true
 			}
 			return consumer.ConsumeSuccess, nil
-		})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := c.Start(); err != nil {
-		t.Fatal(err)
-	}
+		}, consumer.WithTrace(trace))
 	t.Cleanup(func() { _ = c.Shutdown() })
 	waitFor(t, 60*time.Second, func() bool {
 		mu.Lock()
