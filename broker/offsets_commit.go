@@ -69,6 +69,9 @@ type offsetCommitter struct {
 	mu      sync.Mutex
 	pending map[meta.OffsetKey]int64
 	retried map[meta.OffsetKey]bool // pending values that failed to commit once
+	// inflight holds the values of the flush under way: taken from pending
+	// but not yet applied, so lookup still finds them.
+	inflight map[meta.OffsetKey]int64
 	kick    chan struct{}
 	// flushes counts the batches written or forwarded (tests, metrics).
 	flushes atomic.Int64
@@ -77,7 +80,8 @@ type offsetCommitter struct {
 
 func newOffsetCommitter(rep *replica, st *meta.State, flushTimeout time.Duration, log hclog.Logger) *offsetCommitter {
 	return &offsetCommitter{rep: rep, meta: st, flushTimeout: flushTimeout, log: log,
-		pending: map[meta.OffsetKey]int64{}, retried: map[meta.OffsetKey]bool{}, kick: make(chan struct{}, 1)}
+		pending: map[meta.OffsetKey]int64{}, retried: map[meta.OffsetKey]bool{}, inflight: map[meta.OffsetKey]int64{},
+		kick: make(chan struct{}, 1)}
 }
 
 // update records an offset to commit; it never blocks.
@@ -95,11 +99,16 @@ func (o *offsetCommitter) update(k meta.OffsetKey, off int64) {
 	}
 }
 
-// lookup returns an offset that is pending on this node.
+// lookup returns an offset that is pending on this node, or being
+// committed: between take and settle a value is in neither pending nor
+// the applied state, and a query must not fall back to an older one.
 func (o *offsetCommitter) lookup(k meta.OffsetKey) (int64, bool) {
 	o.mu.Lock()
 	defer o.mu.Unlock()
-	off, ok := o.pending[k]
+	if off, ok := o.pending[k]; ok {
+		return off, true
+	}
+	off, ok := o.inflight[k]
 	return off, ok
 }
 
@@ -138,10 +147,23 @@ func (o *offsetCommitter) take() []pendingOffset {
 	out := make([]pendingOffset, 0, len(o.pending))
 	for k, v := range o.pending {
 		out = append(out, pendingOffset{meta.ConsumerOffset{OffsetKey: k, Offset: v}, o.retried[k]})
+		o.inflight[k] = v
 	}
 	clear(o.pending)
 	clear(o.retried)
 	return out
+}
+
+// settle ends a flush of offs: committed (and so in the applied state) or
+// requeued.
+func (o *offsetCommitter) settle(offs []pendingOffset) {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	for _, c := range offs {
+		if v, ok := o.inflight[c.OffsetKey]; ok && v == c.Offset {
+			delete(o.inflight, c.OffsetKey)
+		}
+	}
 }
 
 // requeue puts offsets that failed to commit back, unless a newer value
@@ -162,6 +184,7 @@ func (o *offsetCommitter) flush(ctx context.Context) {
 	if len(offs) == 0 {
 		return
 	}
+	defer o.settle(offs)
 	slices.SortFunc(offs, func(a, b pendingOffset) int { return a.OffsetKey.Compare(b.OffsetKey) })
 	for len(offs) > 0 {
 		n := min(len(offs), offsetMaxPerEntry)
