@@ -72,7 +72,7 @@ type offsetCommitter struct {
 	// inflight holds the values of the flush under way: taken from pending
 	// but not yet applied, so lookup still finds them.
 	inflight map[meta.OffsetKey]int64
-	kick    chan struct{}
+	kick     chan struct{}
 	// flushes counts the batches written or forwarded (tests, metrics).
 	flushes atomic.Int64
 	failing bool // only run's goroutine touches it
