@@ -5,11 +5,8 @@ package dledgertest
 
 import (
 	"fmt"
-	"io"
 	"net"
-	"os"
 	"path/filepath"
-	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -113,41 +110,6 @@ func freePort(t testing.TB) string {
 	defer l.Close()
 	return l.Addr().String()
 }
-
-// TestLogger returns an hclog logger writing into t.Log until the test
-// ends. RAFTMQ_TEST_LOG sets the level (default info).
-func TestLogger(t testing.TB) hclog.Logger {
-	w := &tWriter{t: t}
-	t.Cleanup(w.stop)
-	level := hclog.LevelFromString(os.Getenv("RAFTMQ_TEST_LOG"))
-	if level == hclog.NoLevel {
-		level = hclog.Info
-	}
-	return hclog.New(&hclog.LoggerOptions{Output: w, Level: level, TimeFormat: "15:04:05.000"})
-}
-
-type tWriter struct {
-	mu   sync.Mutex
-	t    testing.TB
-	done bool
-}
-
-func (w *tWriter) Write(p []byte) (int, error) {
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	if !w.done {
-		w.t.Log(strings.TrimRight(string(p), "\n"))
-	}
-	return len(p), nil
-}
-
-func (w *tWriter) stop() {
-	w.mu.Lock()
-	w.done = true
-	w.mu.Unlock()
-}
-
-var _ io.Writer = (*tWriter)(nil)
 
 func (c *Cluster) newMember(i int) *Member {
 	m := &Member{ID: fmt.Sprintf("n%d", i), Dir: filepath.Join(c.t.TempDir(), fmt.Sprintf("n%d", i)), Sink: NewMemDispatcher()}
@@ -285,110 +247,6 @@ func (c *Cluster) relink() {
 			}
 		}
 	}
-}
-
-// Partition puts the listed nodes in a group of their own; the others
-// stay together. In-memory transport only.
-func (c *Cluster) Partition(nodes ...int) {
-	c.t.Helper()
-	if c.opts.TCP {
-		c.t.Fatal("dledgertest: Partition needs the in-memory transport")
-	}
-	c.mu.Lock()
-	g := 1
-	for _, m := range c.members {
-		if m.group >= g {
-			g = m.group + 1
-		}
-	}
-	for _, i := range nodes {
-		c.members[i].group = g
-	}
-	c.mu.Unlock()
-	c.relink()
-}
-
-// Heal reconnects every live node.
-func (c *Cluster) Heal() {
-	c.mu.Lock()
-	for _, m := range c.members {
-		m.group = 0
-	}
-	c.mu.Unlock()
-	c.relink()
-}
-
-// Kill closes node i as a crash would, keeping its data for Restart.
-func (c *Cluster) Kill(i int) {
-	c.t.Helper()
-	c.mu.Lock()
-	n := c.members[i].node
-	c.members[i].node = nil
-	c.mu.Unlock()
-	if n == nil {
-		return
-	}
-	c.relink()
-	if err := n.Close(); err != nil {
-		c.t.Logf("dledgertest: close %s: %v", c.members[i].ID, err)
-	}
-	c.closeLog(c.members[i])
-}
-
-// LosePower cuts the power of nodes, one after the other as a rack's
-// would go: each node's disk keeps only what it had fsynced (its MemFS's
-// LosePower: a sync either completed before the cut or fails), then the
-// node is killed; Restart brings it back on what its disk kept. Needs
-// Options.MemFS.
-func (c *Cluster) LosePower(nodes ...int) {
-	c.t.Helper()
-	disks := make([]*vfs.MemFS, len(nodes))
-	for k, i := range nodes {
-		m := c.members[i]
-		if m.FS == nil {
-			c.t.Fatal("dledgertest: LosePower needs Options.MemFS")
-		}
-		if c.Node(i) != nil {
-			disks[k] = m.FS.LosePower()
-		}
-	}
-	for k, i := range nodes {
-		if disks[k] == nil {
-			continue // already down: its disk is as it was left
-		}
-		c.Kill(i)
-		c.mu.Lock()
-		c.members[i].FS = disks[k]
-		c.mu.Unlock()
-	}
-}
-
-// closeLog closes a member's commitlog after its node stopped.
-func (c *Cluster) closeLog(m *Member) {
-	c.mu.Lock()
-	l, closer := m.Log, m.closeStore
-	m.Log, m.closeStore, m.dispatch = nil, nil, nil
-	c.mu.Unlock()
-	if closer != nil {
-		if err := closer(); err != nil {
-			c.t.Logf("dledgertest: close store of %s: %v", m.ID, err)
-		}
-	}
-	if l == nil {
-		return
-	}
-	if err := l.Close(); err != nil {
-		c.t.Logf("dledgertest: close log of %s: %v", m.ID, err)
-	}
-}
-
-// Restart starts a killed node again on its data.
-func (c *Cluster) Restart(i int) {
-	c.t.Helper()
-	if c.Node(i) != nil {
-		c.t.Fatalf("dledgertest: %s is running", c.members[i].ID)
-	}
-	c.start(i, false)
 }
 
 // Node returns node i, nil while it is killed.
