@@ -34,6 +34,11 @@ const (
 	ReqUnlockBatchMQ                    int16 = 42
 	ReqGetAllConsumerOffset             int16 = 43
 	ReqGetAllDelayOffset                int16 = 45
+	ReqUpdateAndCreateACLConfig         int16 = 50
+	ReqDeleteACLConfig                  int16 = 51
+	ReqGetBrokerClusterACLInfo          int16 = 52
+	ReqUpdateGlobalWhiteAddrsConfig     int16 = 53
+	ReqGetBrokerClusterACLConfig        int16 = 54
 	ReqPutKVConfig                      int16 = 100
 	ReqGetKVConfig                      int16 = 101
 	ReqDeleteKVConfig                   int16 = 102
@@ -136,6 +141,11 @@ var requestCodeNames = map[int16]string{
 	ReqUnlockBatchMQ:                    "UNLOCK_BATCH_MQ",
 	ReqGetAllConsumerOffset:             "GET_ALL_CONSUMER_OFFSET",
 	ReqGetAllDelayOffset:                "GET_ALL_DELAY_OFFSET",
+	ReqUpdateAndCreateACLConfig:         "UPDATE_AND_CREATE_ACL_CONFIG",
+	ReqDeleteACLConfig:                  "DELETE_ACL_CONFIG",
+	ReqGetBrokerClusterACLInfo:          "GET_BROKER_CLUSTER_ACL_INFO",
+	ReqUpdateGlobalWhiteAddrsConfig:     "UPDATE_GLOBAL_WHITE_ADDRS_CONFIG",
+	ReqGetBrokerClusterACLConfig:        "GET_BROKER_CLUSTER_ACL_CONFIG",
 	ReqPutKVConfig:                      "PUT_KV_CONFIG",
 	ReqGetKVConfig:                      "GET_KV_CONFIG",
 	ReqDeleteKVConfig:                   "DELETE_KV_CONFIG",
