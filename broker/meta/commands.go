@@ -30,6 +30,7 @@ const (
 	CmdTxnChecks     dledger.CommandType = 11
 	// CmdTimerProgressTies is TimerProgressCommand's type: {O, T, L, K}.
 	CmdTimerProgressTies dledger.CommandType = 12
+	// 13-16 are the ACL's (acl.go).
 )
 
 func encoder(b []byte) *wire.Encoder { return &wire.Encoder{B: b, Sentinel: ErrBadCommand} }
@@ -220,6 +221,9 @@ func decode(t dledger.CommandType, d *wire.Decoder) (dledger.Command, error) {
 	case CmdTxnChecks:
 		return decodeTxnChecks(d), d.Err
 	default:
+		if c, ok := decodeACL(t, d); ok {
+			return c, d.Err
+		}
 		return nil, fmt.Errorf("%w: unknown type %d", ErrBadCommand, t)
 	}
 }

@@ -8,6 +8,8 @@ import (
 	"testing"
 
 	"github.com/raftmq/raftmq/dledger"
+	"github.com/raftmq/raftmq/internal/wire"
+	"github.com/raftmq/raftmq/protocol"
 )
 
 func allCommands() []dledger.Command {
@@ -22,7 +24,17 @@ func allCommands() []dledger.Command {
 		&TimerProgressCommand{Progress: TimerProgress{O: 10, T: 1700000000000, L: 4, K: 7}},
 		&TxnEndCommand{HalfOffset: 7, Decision: TxnRolledBack},
 		&TxnChecksCommand{Checks: []TxnCheck{{HalfOffset: 3, Times: 2, AtMs: 99}}},
+		&ACLSeedCommand{Config: protocol.ACLConfig{GlobalWhiteAddrs: []string{"10.*.*.*"}, Accounts: []protocol.PlainAccessConfig{testAccount("alice1")}},
+			Peer: protocol.PlainAccessConfig{AccessKey: "peer.g", SecretKey: "s3cret-peer", Admin: true}},
+		&ACLPutAccountCommand{Account: testAccount("bob123")},
+		&ACLDeleteAccountCommand{AccessKey: "bob123"},
+		&ACLGlobalWhiteCommand{Addrs: []string{"127.0.0.1", "192.168.0.{1,2}"}},
 	}
+}
+
+func testAccount(ak string) protocol.PlainAccessConfig {
+	return protocol.PlainAccessConfig{AccessKey: ak, SecretKey: "secret-" + ak, WhiteRemoteAddress: "10.0.0.1", DefaultTopicPerm: "SUB",
+		DefaultGroupPerm: "DENY", TopicPerms: []string{"a=PUB", "b=PUB|SUB"}, GroupPerms: []string{"g=SUB"}}
 }
 
 func TestCommandRoundTrip(t *testing.T) {
@@ -211,7 +223,9 @@ func TestTimerProgressWithoutTieCursor(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	v1 := append([]byte{1}, snap[1:len(snap)-8]...)
+	acl := &wire.Encoder{}
+	s.acl.encode(acl)
+	v1 := append([]byte{1}, snap[1:len(snap)-8-len(acl.B)]...)
 	r := NewState()
 	if err := r.Restore(v1); err != nil {
 		t.Fatalf("version 1 snapshot: %v", err)
@@ -226,5 +240,48 @@ func TestTimerProgressWithoutTieCursor(t *testing.T) {
 		if got := s.Timer().Delivered(c.off, c.at); got != c.want {
 			t.Errorf("Delivered(%d, %d) = %v with %+v", c.off, c.at, got, s.Timer())
 		}
+	}
+}
+
+// TestACLState: the first seed enables the ACL and a later one does
+// nothing; accounts and the global whitelist change by command; the
+// version is the index of the last change; a snapshot carries it all, and
+// a version-2 snapshot (before the ACL) restores as disabled.
+func TestACLState(t *testing.T) {
+	s := NewState()
+	if s.ACL().Enabled {
+		t.Fatal("enabled before a seed")
+	}
+	applyAll(t, s,
+		&ACLSeedCommand{Config: protocol.ACLConfig{Accounts: []protocol.PlainAccessConfig{testAccount("alice1")}},
+			Peer: protocol.PlainAccessConfig{AccessKey: "peer.g", SecretKey: "peer-secret", Admin: true}},
+		&ACLSeedCommand{Config: protocol.ACLConfig{Accounts: []protocol.PlainAccessConfig{testAccount("mallory")}}},
+		&ACLPutAccountCommand{Account: testAccount("bob123")},
+		&ACLGlobalWhiteCommand{Addrs: []string{"10.1.1.1"}},
+		&PutTopicCommand{Topic: TopicConfig{Name: "t", ReadQueueNums: 1, WriteQueueNums: 1, Perm: 6}},
+	)
+	a := s.ACL()
+	if !a.Enabled || a.Version != 4 || len(a.Config.Accounts) != 2 || a.Config.Accounts[0].AccessKey != "alice1" ||
+		a.Config.Accounts[1].AccessKey != "bob123" || a.Peer.AccessKey != "peer.g" || len(a.Config.GlobalWhiteAddrs) != 1 {
+		t.Fatalf("after the changes: %+v", a)
+	}
+	applyAll(t, s, &ACLDeleteAccountCommand{AccessKey: "alice1"})
+	b, _ := s.Snapshot()
+	r := NewState()
+	if err := r.Restore(b); err != nil {
+		t.Fatal(err)
+	}
+	if got := r.ACL(); !reflect.DeepEqual(got, s.ACL()) || len(got.Config.Accounts) != 1 || got.Version != 6 {
+		t.Fatalf("restored %+v, want %+v", got, s.ACL())
+	}
+	acl := &wire.Encoder{}
+	s.acl.encode(acl)
+	v2 := append([]byte{2}, b[1:len(b)-len(acl.B)]...)
+	old := NewState()
+	if err := old.Restore(v2); err != nil {
+		t.Fatalf("version 2 snapshot: %v", err)
+	}
+	if old.ACL().Enabled {
+		t.Fatal("a version 2 snapshot restored an ACL")
 	}
 }

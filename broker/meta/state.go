@@ -23,6 +23,7 @@ type State struct {
 	delay   map[int32]int64
 	timer   TimerProgress
 	txn     txnState
+	acl     aclState
 	applied uint64 // raft index of the last command applied here
 }
 
@@ -36,6 +37,7 @@ func NewState() *State {
 		offsets: map[OffsetKey]int64{},
 		delay:   map[int32]int64{},
 		txn:     newTxnState(),
+		acl:     newACLState(),
 	}
 }
 
@@ -48,6 +50,7 @@ func (s *State) Apply(index uint64, t dledger.CommandType, body []byte) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.apply(c)
+	s.acl.apply(index, c)
 	s.applied = index
 	return nil
 }
@@ -171,8 +174,9 @@ func (s *State) AppliedIndex() uint64 {
 func sortOffsets(o []ConsumerOffset) { slices.SortFunc(o, compareOffsets) }
 
 // snapshotVersion is the version of Snapshot's encoding. Frozen; Restore
-// also reads version 1, which lacks the timer's tie cursor.
-const snapshotVersion = 2
+// also reads version 1, which lacks the timer's tie cursor, and version 2,
+// which lacks the ACL.
+const snapshotVersion = 3
 
 // Snapshot implements dledger.StateMachine: a deterministic encoding, so
 // replicas at the same applied index return equal bytes.
@@ -209,6 +213,7 @@ func (s *State) Snapshot() ([]byte, error) {
 	e.I64(s.timer.L)
 	s.txn.encode(e)
 	e.I64(s.timer.K)
+	s.acl.encode(e)
 	return e.B, e.Err
 }
 
@@ -216,8 +221,8 @@ func (s *State) Snapshot() ([]byte, error) {
 func (s *State) Restore(data []byte) error {
 	d := &wire.Decoder{B: data, Sentinel: ErrBadCommand}
 	v := d.U8()
-	if d.Err == nil && v != snapshotVersion && v != 1 {
-		return fmt.Errorf("%w: snapshot version %d, this binary reads 1 and %d", ErrBadCommand, v, snapshotVersion)
+	if d.Err == nil && (v < 1 || v > snapshotVersion) {
+		return fmt.Errorf("%w: snapshot version %d, this binary reads 1 to %d", ErrBadCommand, v, snapshotVersion)
 	}
 	ns := NewState()
 	ns.applied = d.U64()
@@ -244,12 +249,15 @@ func (s *State) Restore(data []byte) error {
 	if v >= 2 {
 		ns.timer.K = d.I64()
 	}
+	if v >= 3 {
+		ns.acl = decodeACLState(d)
+	}
 	if err := d.End(); err != nil {
 		return err
 	}
 	s.mu.Lock()
 	s.topics, s.groups, s.offsets, s.delay, s.timer, s.applied = ns.topics, ns.groups, ns.offsets, ns.delay, ns.timer, ns.applied
-	s.txn = ns.txn
+	s.txn, s.acl = ns.txn, ns.acl
 	s.mu.Unlock()
 	return nil
 }
