@@ -28,6 +28,9 @@ const (
 // DefaultConfig.
 type Config struct {
 	NameServers []string
+	// Credentials sign every request (ACL); zero: the SDK's default (the
+	// RAFTMQ_ACCESS_KEY environment, else unsigned).
+	Credentials client.Credentials
 	Topic       string
 	// Size is the message body size in bytes.
 	Size int
@@ -170,7 +173,7 @@ func (c *Config) topics() []string {
 // prepareTopics prepares every topic of the workload and returns all their
 // queues.
 func prepareTopics(ctx context.Context, c *Config) ([]client.MessageQueue, error) {
-	adm, err := client.NewAdmin(client.WithNameServers(c.NameServers...))
+	adm, err := client.NewAdmin(client.WithNameServers(c.NameServers...), client.WithCredentials(c.Credentials))
 	if err != nil {
 		return nil, err
 	}

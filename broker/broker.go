@@ -47,6 +47,7 @@ type Broker struct {
 	timers    *timerScheduler
 	leader    *leaderTerms
 	runtime   *runtimeInfo
+	acl       *aclService
 
 	httpMu   sync.Mutex
 	httpAddr net.Addr
@@ -190,8 +191,12 @@ func (b *Broker) build() error {
 		services: append(delays.services(), leaderService{"timer", b.timers.run}, leaderService{"transaction-check", checker.run},
 			leaderService{"disk-full-handoff", (&diskHandoff{node: b.node, full: b.store.Log().DiskFull, log: b.log}).run},
 			leaderService{"system-topics", newSystemTopics(rep, topics, cfg.Cluster, cfg.TraceTopicEnable, b.reg.signal, b.log).run})}
+	b.acl = &aclService{rep: rep, meta: b.meta, seed: cfg.ACL, cluster: cfg.Cluster, log: b.log}
+	rep.sign = b.acl.signForward
+	b.leader.services = append(b.leader.services, leaderService{"acl-seed", b.acl.seeder})
+	guarded := b.acl.guard(b.rs)
 	for _, s := range []interface{ register(mux) }{
-		b.send, b.pull, retries, txns, b.clients, b.runtime,
+		b.acl, b.send, b.pull, retries, txns, b.clients, b.runtime,
 		&replyService{send: b.send, producers: b.clients.producers, store: cfg.StoreReplyMessage, log: b.log},
 		&offsetService{rep: rep, store: b.store, meta: b.meta, committer: b.offsets},
 		&delayOffsets{meta: b.meta, levels: levels},
@@ -201,7 +206,7 @@ func (b *Broker) build() error {
 		&queryAdmin{store: b.store, node: b.node},
 		&raftAdmin{rep: rep, log: b.log},
 	} {
-		s.register(b.rs)
+		s.register(guarded)
 	}
 	b.rs.OnConnClose(b.clients.connClosed)
 	return nil

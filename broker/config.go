@@ -10,6 +10,7 @@ import (
 	"github.com/hashicorp/go-hclog"
 
 	"github.com/raftmq/raftmq/dledger"
+	"github.com/raftmq/raftmq/protocol"
 	"github.com/raftmq/raftmq/remoting"
 	"github.com/raftmq/raftmq/store"
 )
@@ -101,6 +102,10 @@ type Config struct {
 	// answered with the first send's result and stored once (raftmq
 	// extension, dedupe.go; default 2 min, 0 turns it off).
 	DedupeWindow time.Duration
+	// ACL seeds the group's ACL (a plain_acl.yml, acl.LoadFile) when the
+	// group has none yet; nil: this node brings none (it still enforces a
+	// seed another node applied). See acl_service.go.
+	ACL *protocol.ACLConfig
 	// ClientChannelExpiry drops clients silent for this long (120 s).
 	ClientChannelExpiry time.Duration
 	// ForwardTimeout bounds a write forwarded to the leader (3 s).

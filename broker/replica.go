@@ -45,6 +45,9 @@ type replica struct {
 	// diskFull reports this node's log refusing writes (commitlog
 	// DiskFull); nil: never.
 	diskFull func() bool
+	// sign signs a request forwarded to the leader (the ACL's peer
+	// account); nil: unsigned.
+	sign func(*remoting.Command)
 
 	termMu    sync.Mutex    // serializes the barriers of ready
 	readyTerm atomic.Uint64 // the term this node ran a barrier in as leader
@@ -103,6 +106,9 @@ func (r *replica) forward(ctx context.Context, req *remoting.Command) *remoting.
 		fwd.ExtFields = map[string]string{}
 	}
 	fwd.ExtFields[extForwarded] = r.self.ID
+	if r.sign != nil {
+		r.sign(fwd)
+	}
 	ctx, cancel := context.WithTimeout(ctx, r.forwardTimeout)
 	defer cancel()
 	resp, err := r.client.Invoke(ctx, addr, fwd)

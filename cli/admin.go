@@ -33,7 +33,12 @@ func topicFlag() *ucli.StringFlag {
 // bounded by adminTimeout.
 func withAdmin(fn func(ctx context.Context, c *ucli.Context, a *client.Admin) error) ucli.ActionFunc {
 	return func(c *ucli.Context) error {
-		a, err := client.NewAdmin(client.WithNameServers(c.String("namesrv")), client.WithRequestTimeout(5*time.Second))
+		cr, err := credentials(c)
+		if err != nil {
+			return err
+		}
+		a, err := client.NewAdmin(client.WithNameServers(c.String("namesrv")), client.WithRequestTimeout(5*time.Second),
+			client.WithCredentials(cr))
 		if err != nil {
 			return err
 		}

@@ -18,7 +18,7 @@ var Version = "dev"
 
 // App builds the raftmq command-line application writing to out and errOut.
 func App(out, errOut io.Writer) *ucli.App {
-	return &ucli.App{
+	app := &ucli.App{
 		Name:      "raftmq",
 		Usage:     "a RocketMQ-compatible message broker whose commitlog is replicated by Raft",
 		Version:   Version,
@@ -39,9 +39,11 @@ func App(out, errOut io.Writer) *ucli.App {
 			topicCommand(),
 			clusterCommand(),
 			groupCommand(), messageCommand(), sendCommand(), consumeCommand(),
-			benchCommand(),
+			benchCommand(), aclCommand(),
 		},
 	}
+	addCredentialFlags(app.Commands)
+	return app
 }
 
 // Main runs the application with args (os.Args shape) and returns the

@@ -11,6 +11,7 @@ import (
 	ucli "github.com/urfave/cli/v2"
 
 	"github.com/raftmq/raftmq/broker"
+	"github.com/raftmq/raftmq/broker/acl"
 	"github.com/raftmq/raftmq/commitlog"
 	"github.com/raftmq/raftmq/dledger"
 )
@@ -41,6 +42,7 @@ func brokerFlags() []ucli.Flag {
 		&ucli.BoolFlag{Name: "enable-property-filter", Value: def.EnablePropertyFilter, Usage: "evaluate SQL92 subscriptions on the broker (enablePropertyFilter); false refuses them"},
 		&ucli.BoolFlag{Name: "store-reply-message", Value: def.StoreReplyMessage, Usage: "also store request-reply replies in <cluster>_REPLY_TOPIC (storeReplyMessageEnable)"},
 		&ucli.BoolFlag{Name: "trace-topic-enable", Value: def.TraceTopicEnable, Usage: "create RMQ_SYS_TRACE_TOPIC for the clients' message trace (traceTopicEnable)"},
+		&ucli.StringFlag{Name: "acl", Usage: "seed the group's ACL from this plain_acl.yml (RocketMQ's format) if the group has none yet; change it later with raftmq acl"},
 		&ucli.DurationFlag{Name: "dedupe-window", Value: def.DedupeWindow, Usage: "a send whose unique keys (UNIQ_KEY) were stored this recently is answered with the first send's result and stored once; 0 turns it off"},
 		logLevelFlag(),
 	}
@@ -118,6 +120,13 @@ func brokerConfig(c *ucli.Context) (broker.Config, error) {
 	cfg.DedupeWindow = c.Duration("dedupe-window")
 	cfg.EnablePropertyFilter, cfg.StoreReplyMessage = c.Bool("enable-property-filter"), c.Bool("store-reply-message")
 	cfg.TraceTopicEnable = c.Bool("trace-topic-enable")
+	if path := c.String("acl"); path != "" {
+		a, err := acl.LoadFile(path)
+		if err != nil {
+			return cfg, err
+		}
+		cfg.ACL = &a
+	}
 	rc := dledger.DefaultConfig()
 	rc.MaxInflight, rc.SerialLeaderWrite = c.Int("raft-max-inflight"), c.Bool("serial-leader-write")
 	cfg.Raft = &rc

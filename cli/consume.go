@@ -45,7 +45,11 @@ func consumeAction(c *ucli.Context) error {
 		return fmt.Errorf("--format %q is not text or json", format)
 	}
 	want := c.Int("count")
-	opts := []client.PullConsumerOpt{client.WithNameServers(c.String("namesrv")), client.WithConsumeFrom(from)}
+	cr, err := credentials(c)
+	if err != nil {
+		return err
+	}
+	opts := []client.PullConsumerOpt{client.WithNameServers(c.String("namesrv")), client.WithConsumeFrom(from), client.WithCredentials(cr)}
 	if want > 0 {
 		opts = append(opts, client.WithPullBatchSize(min(want, client.DefaultPullBatchSize)))
 	}

@@ -212,6 +212,7 @@ func noCancel() {}
 // JSON); brokers and name servers answer in kind.
 func (c *core) invoke(ctx context.Context, addr string, req *remoting.Command) (*remoting.Command, error) {
 	req.SerializeType = remoting.SerializeRocketMQ
+	c.sign(req)
 	ctx, cancel := withTimeout(ctx, c.cfg.requestTimeout)
 	defer cancel()
 	resp, err := c.remote.Invoke(ctx, addr, req)

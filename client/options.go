@@ -103,7 +103,8 @@ type config struct {
 	dialTimeout    time.Duration
 	routeRefresh   time.Duration
 	heartbeat      time.Duration
-	traceTopic     string // "" unless WithTrace (trace.go)
+	traceTopic     string       // "" unless WithTrace (trace.go)
+	credentials    *Credentials // nil: unsigned (credentials.go)
 }
 
 // Defaults of the common options, as named in their doc comments.
@@ -131,6 +132,9 @@ func defaultConfig() config {
 	}
 	if v := os.Getenv("NAMESRV_ADDR"); v != "" {
 		c.nameServers = splitAddrs(v)
+	}
+	if cr, ok := CredentialsFromEnv(); ok {
+		c.credentials = &cr
 	}
 	return c
 }

@@ -359,6 +359,7 @@ func (p *Producer) sendOnce(ctx context.Context, addr string, q MessageQueue, pm
 	req := remoting.NewRequest(pm.code, p.sendHeader(q, pm), pm.body)
 	req.SerializeType = remoting.SerializeRocketMQ
 	if pm.oneway {
+		p.c.sign(req)
 		if err := p.c.remote.InvokeOneway(ctx, addr, req); err != nil {
 			return SendResult{}, fmt.Errorf("client: oneway send at %s: %w", addr, err)
 		}

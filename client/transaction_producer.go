@@ -338,6 +338,7 @@ func (tp *TransactionProducer) endOnce(ctx context.Context, topic, broker string
 	req := remoting.NewRequest(remoting.ReqEndTransaction, h.Ext(), nil)
 	req.SerializeType = remoting.SerializeRocketMQ
 	if oneway {
+		p.c.sign(req)
 		if err = p.c.remote.InvokeOneway(ctx, addr, req); err != nil {
 			err = fmt.Errorf("client: oneway END_TRANSACTION at %s: %w", addr, err)
 		}

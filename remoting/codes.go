@@ -84,33 +84,36 @@ const (
 
 // Response codes (RocketMQ 4.x ResponseCode). Frozen.
 const (
-	ResSuccess                   int16 = 0
-	ResSystemError               int16 = 1
-	ResSystemBusy                int16 = 2
-	ResRequestCodeNotSupported   int16 = 3
-	ResTransactionFailed         int16 = 4
-	ResFlushDiskTimeout          int16 = 10
-	ResSlaveNotAvailable         int16 = 11
-	ResFlushSlaveTimeout         int16 = 12
-	ResMessageIllegal            int16 = 13
-	ResServiceNotAvailable       int16 = 14
-	ResVersionNotSupported       int16 = 15
-	ResNoPermission              int16 = 16
-	ResTopicNotExist             int16 = 17
-	ResTopicExistAlready         int16 = 18
-	ResPullNotFound              int16 = 19
-	ResPullRetryImmediately      int16 = 20
-	ResPullOffsetMoved           int16 = 21
-	ResQueryNotFound             int16 = 22
-	ResSubscriptionParseFailed   int16 = 23
-	ResSubscriptionNotExist      int16 = 24
-	ResSubscriptionNotLatest     int16 = 25
-	ResSubscriptionGroupNotExist int16 = 26
-	ResFilterDataNotExist        int16 = 27
-	ResFilterDataNotLatest       int16 = 28
-	ResConsumerNotOnline         int16 = 206
-	ResConsumeMsgTimeout         int16 = 207
-	ResNoMessage                 int16 = 208
+	ResSuccess                        int16 = 0
+	ResSystemError                    int16 = 1
+	ResSystemBusy                     int16 = 2
+	ResRequestCodeNotSupported        int16 = 3
+	ResTransactionFailed              int16 = 4
+	ResFlushDiskTimeout               int16 = 10
+	ResSlaveNotAvailable              int16 = 11
+	ResFlushSlaveTimeout              int16 = 12
+	ResMessageIllegal                 int16 = 13
+	ResServiceNotAvailable            int16 = 14
+	ResVersionNotSupported            int16 = 15
+	ResNoPermission                   int16 = 16
+	ResTopicNotExist                  int16 = 17
+	ResTopicExistAlready              int16 = 18
+	ResPullNotFound                   int16 = 19
+	ResPullRetryImmediately           int16 = 20
+	ResPullOffsetMoved                int16 = 21
+	ResQueryNotFound                  int16 = 22
+	ResSubscriptionParseFailed        int16 = 23
+	ResSubscriptionNotExist           int16 = 24
+	ResSubscriptionNotLatest          int16 = 25
+	ResSubscriptionGroupNotExist      int16 = 26
+	ResFilterDataNotExist             int16 = 27
+	ResFilterDataNotLatest            int16 = 28
+	ResConsumerNotOnline              int16 = 206
+	ResConsumeMsgTimeout              int16 = 207
+	ResNoMessage                      int16 = 208
+	ResUpdateAndCreateACLConfigFailed int16 = 209
+	ResDeleteACLConfigFailed          int16 = 210
+	ResUpdateGlobalWhiteAddrsFailed   int16 = 211
 )
 
 var requestCodeNames = map[int16]string{
@@ -186,33 +189,36 @@ var requestCodeNames = map[int16]string{
 }
 
 var responseCodeNames = map[int16]string{
-	ResSuccess:                   "SUCCESS",
-	ResSystemError:               "SYSTEM_ERROR",
-	ResSystemBusy:                "SYSTEM_BUSY",
-	ResRequestCodeNotSupported:   "REQUEST_CODE_NOT_SUPPORTED",
-	ResTransactionFailed:         "TRANSACTION_FAILED",
-	ResFlushDiskTimeout:          "FLUSH_DISK_TIMEOUT",
-	ResSlaveNotAvailable:         "SLAVE_NOT_AVAILABLE",
-	ResFlushSlaveTimeout:         "FLUSH_SLAVE_TIMEOUT",
-	ResMessageIllegal:            "MESSAGE_ILLEGAL",
-	ResServiceNotAvailable:       "SERVICE_NOT_AVAILABLE",
-	ResVersionNotSupported:       "VERSION_NOT_SUPPORTED",
-	ResNoPermission:              "NO_PERMISSION",
-	ResTopicNotExist:             "TOPIC_NOT_EXIST",
-	ResTopicExistAlready:         "TOPIC_EXIST_ALREADY",
-	ResPullNotFound:              "PULL_NOT_FOUND",
-	ResPullRetryImmediately:      "PULL_RETRY_IMMEDIATELY",
-	ResPullOffsetMoved:           "PULL_OFFSET_MOVED",
-	ResQueryNotFound:             "QUERY_NOT_FOUND",
-	ResSubscriptionParseFailed:   "SUBSCRIPTION_PARSE_FAILED",
-	ResSubscriptionNotExist:      "SUBSCRIPTION_NOT_EXIST",
-	ResSubscriptionNotLatest:     "SUBSCRIPTION_NOT_LATEST",
-	ResSubscriptionGroupNotExist: "SUBSCRIPTION_GROUP_NOT_EXIST",
-	ResFilterDataNotExist:        "FILTER_DATA_NOT_EXIST",
-	ResFilterDataNotLatest:       "FILTER_DATA_NOT_LATEST",
-	ResConsumerNotOnline:         "CONSUMER_NOT_ONLINE",
-	ResConsumeMsgTimeout:         "CONSUME_MSG_TIMEOUT",
-	ResNoMessage:                 "NO_MESSAGE",
+	ResSuccess:                        "SUCCESS",
+	ResSystemError:                    "SYSTEM_ERROR",
+	ResSystemBusy:                     "SYSTEM_BUSY",
+	ResRequestCodeNotSupported:        "REQUEST_CODE_NOT_SUPPORTED",
+	ResTransactionFailed:              "TRANSACTION_FAILED",
+	ResFlushDiskTimeout:               "FLUSH_DISK_TIMEOUT",
+	ResSlaveNotAvailable:              "SLAVE_NOT_AVAILABLE",
+	ResFlushSlaveTimeout:              "FLUSH_SLAVE_TIMEOUT",
+	ResMessageIllegal:                 "MESSAGE_ILLEGAL",
+	ResServiceNotAvailable:            "SERVICE_NOT_AVAILABLE",
+	ResVersionNotSupported:            "VERSION_NOT_SUPPORTED",
+	ResNoPermission:                   "NO_PERMISSION",
+	ResTopicNotExist:                  "TOPIC_NOT_EXIST",
+	ResTopicExistAlready:              "TOPIC_EXIST_ALREADY",
+	ResPullNotFound:                   "PULL_NOT_FOUND",
+	ResPullRetryImmediately:           "PULL_RETRY_IMMEDIATELY",
+	ResPullOffsetMoved:                "PULL_OFFSET_MOVED",
+	ResQueryNotFound:                  "QUERY_NOT_FOUND",
+	ResSubscriptionParseFailed:        "SUBSCRIPTION_PARSE_FAILED",
+	ResSubscriptionNotExist:           "SUBSCRIPTION_NOT_EXIST",
+	ResSubscriptionNotLatest:          "SUBSCRIPTION_NOT_LATEST",
+	ResSubscriptionGroupNotExist:      "SUBSCRIPTION_GROUP_NOT_EXIST",
+	ResFilterDataNotExist:             "FILTER_DATA_NOT_EXIST",
+	ResFilterDataNotLatest:            "FILTER_DATA_NOT_LATEST",
+	ResConsumerNotOnline:              "CONSUMER_NOT_ONLINE",
+	ResConsumeMsgTimeout:              "CONSUME_MSG_TIMEOUT",
+	ResNoMessage:                      "NO_MESSAGE",
+	ResUpdateAndCreateACLConfigFailed: "UPDATE_AND_CREATE_ACL_CONFIG_FAILED",
+	ResDeleteACLConfigFailed:          "DELETE_ACL_CONFIG_FAILED",
+	ResUpdateGlobalWhiteAddrsFailed:   "UPDATE_GLOBAL_WHITE_ADDRS_CONFIG_FAILED",
 }
 
 // CodeName returns RocketMQ's name for a request code, or the number for a
