@@ -27,6 +27,7 @@ func (s *aclService) register(m mux) {
 	m.HandleFunc(remoting.ReqUpdateGlobalWhiteAddrsConfig, s.rep.leaderOnly(s.setGlobalWhite))
 	m.HandleFunc(remoting.ReqGetBrokerClusterACLInfo, s.info)
 	m.HandleFunc(remoting.ReqGetBrokerClusterACLConfig, s.config)
+	m.HandleFunc(remoting.ReqACLSeed, s.rep.leaderOnly(s.seedFromPeer))
 }
 
 // enabled answers a change on a group with no ACL; nil when it has one.

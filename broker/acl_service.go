@@ -16,6 +16,8 @@ import (
 	"context"
 	"crypto/rand"
 	"encoding/base64"
+	"encoding/json"
+	"fmt"
 	"net"
 	"net/netip"
 	"sync"
@@ -158,30 +160,87 @@ func (s *aclService) signForward(req *remoting.Command) {
 	protocol.SignRequest(req.ExtFields, req.Body, peer.AccessKey, peer.SecretKey, "")
 }
 
-// seeder is the leader service that seeds the group's ACL from this
-// node's file once, if the group has none yet.
-func (s *aclService) seeder(ctx context.Context) error {
-	if s.seed != nil {
-		if _, err := s.rep.ready(ctx); err != nil {
-			return err
-		}
+// aclSeedRetry is how often a node with a file that the group has not
+// applied tries to seed it.
+const aclSeedRetry = 500 * time.Millisecond
+
+// seedLoop runs on every node with an --acl file until the group's ACL
+// is seeded: the leader proposes the file, a follower hands it to the
+// leader (ACL_SEED), so the group is seeded whichever node leads.
+func (s *aclService) seedLoop(stop <-chan struct{}) {
+	if s.seed == nil {
+		return
+	}
+	t := time.NewTicker(aclSeedRetry)
+	defer t.Stop()
+	for {
 		if a := s.meta.ACL(); a.Enabled {
-			s.log.Info("the group's ACL is already seeded; this node's --acl file is not applied (change accounts with raftmq acl)",
-				"version", a.Version, "accounts", len(a.Config.Accounts))
-		} else {
-			peer, err := newPeerAccount(s.rep.group)
-			if err != nil {
-				return err
+			if a.Version > 0 {
+				s.log.Info("the group's ACL is seeded; later changes go through raftmq acl, this node's --acl file is not read again",
+					"version", a.Version, "accounts", len(a.Config.Accounts))
 			}
-			if _, err := s.rep.propose(ctx, &meta.ACLSeedCommand{Config: *s.seed, Peer: peer}); err != nil {
-				return err
-			}
-			s.log.Info("seeded the group's ACL from --acl", "accounts", len(s.seed.Accounts),
-				"global_white_addresses", len(s.seed.GlobalWhiteAddrs))
+			return
+		}
+		ctx, cancel := context.WithTimeout(context.Background(), s.rep.forwardTimeout)
+		if err := s.trySeed(ctx); err != nil {
+			s.log.Debug("seeding the group's ACL", "error", err)
+		}
+		cancel()
+		select {
+		case <-stop:
+			return
+		case <-t.C:
 		}
 	}
-	<-ctx.Done()
-	return ctx.Err()
+}
+
+func (s *aclService) trySeed(ctx context.Context) error {
+	if s.rep.isLeader() {
+		return s.proposeSeed(ctx, *s.seed)
+	}
+	body, err := json.Marshal(s.seed)
+	if err != nil {
+		return err
+	}
+	resp := s.rep.forward(ctx, remoting.NewRequest(remoting.ReqACLSeed, map[string]string{}, body))
+	if resp.Code != remoting.ResSuccess {
+		return fmt.Errorf("leader answered %s: %s", remoting.ResponseCodeName(resp.Code), resp.Remark)
+	}
+	return nil
+}
+
+// proposeSeed seeds the group's ACL with cfg unless it has one.
+func (s *aclService) proposeSeed(ctx context.Context, cfg protocol.ACLConfig) error {
+	if _, err := s.rep.ready(ctx); err != nil {
+		return err
+	}
+	if s.meta.ACL().Enabled {
+		return nil
+	}
+	peer, err := newPeerAccount(s.rep.group)
+	if err != nil {
+		return err
+	}
+	if _, err := s.rep.propose(ctx, &meta.ACLSeedCommand{Config: cfg, Peer: peer}); err != nil {
+		return err
+	}
+	s.log.Info("seeded the group's ACL", "accounts", len(cfg.Accounts), "global_white_addresses", len(cfg.GlobalWhiteAddrs))
+	return nil
+}
+
+// seedFromPeer is the leader's side of ACL_SEED.
+func (s *aclService) seedFromPeer(ctx context.Context, _ *remoting.Conn, req *remoting.Command) *remoting.Command {
+	var cfg protocol.ACLConfig
+	if err := json.Unmarshal(req.Body, &cfg); err != nil {
+		return errResponse(req, remoting.ResSystemError, "ACL seed body is not an AclConfig: %v", err)
+	}
+	if _, err := acl.Compile(cfg); err != nil {
+		return errResponse(req, remoting.ResUpdateAndCreateACLConfigFailed, "%v", err)
+	}
+	if err := s.proposeSeed(ctx, cfg); err != nil {
+		return s.rep.proposeFailure(ctx, req, err)
+	}
+	return okResponse(req)
 }
 
 func newPeerAccount(group string) (protocol.PlainAccessConfig, error) {

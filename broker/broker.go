@@ -193,7 +193,6 @@ func (b *Broker) build() error {
 			leaderService{"system-topics", newSystemTopics(rep, topics, cfg.Cluster, cfg.TraceTopicEnable, b.reg.signal, b.log).run})}
 	b.acl = &aclService{rep: rep, meta: b.meta, seed: cfg.ACL, cluster: cfg.Cluster, log: b.log}
 	rep.sign = b.acl.signForward
-	b.leader.services = append(b.leader.services, leaderService{"acl-seed", b.acl.seeder})
 	guarded := b.acl.guard(b.rs)
 	for _, s := range []interface{ register(mux) }{
 		b.acl, b.send, b.pull, retries, txns, b.clients, b.runtime,
@@ -254,6 +253,7 @@ func (b *Broker) startBackground() {
 	b.clients.start(b.bg)
 	b.bg.goRun(b.offsets.run)
 	b.bg.goRun(b.leader.loop)
+	b.bg.goRun(b.acl.seedLoop)
 	b.startHTTP()
 	// The consumequeue and the index are not flushed on a timer: the raft
 	// log is the durable copy, the FSM syncs them before every snapshot

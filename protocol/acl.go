@@ -231,7 +231,7 @@ var aclAdminCodes = map[int16]bool{
 	17: true, 25: true, 200: true, 207: true, 215: true, // topic, broker config, group
 	50: true, 51: true, 52: true, 53: true, 54: true, // ACL
 	205: true, 222: true, // wipe write perm, reset offsets
-	9101: true, 9102: true, 9103: true, // raft membership, leadership
+	9101: true, 9102: true, 9103: true, 9110: true, // raft membership, leadership, ACL seed
 }
 
 // ACLNeedsAdmin reports whether request code needs an admin account.

@@ -80,6 +80,8 @@ const (
 	ReqRaftAddVoter           int16 = 9101
 	ReqRaftRemoveServer       int16 = 9102
 	ReqRaftTransferLeadership int16 = 9103
+	// ReqACLSeed carries a node's --acl file to the leader (raftmq).
+	ReqACLSeed int16 = 9110
 )
 
 // Response codes (RocketMQ 4.x ResponseCode). Frozen.
@@ -182,6 +184,7 @@ var requestCodeNames = map[int16]string{
 	ReqRaftAddVoter:                     "RAFTMQ_RAFT_ADD_VOTER",
 	ReqRaftRemoveServer:                 "RAFTMQ_RAFT_REMOVE_SERVER",
 	ReqRaftTransferLeadership:           "RAFTMQ_RAFT_TRANSFER_LEADERSHIP",
+	ReqACLSeed:                          "RAFTMQ_ACL_SEED",
 	ReqQueryDataVersion:                 "QUERY_DATA_VERSION",
 	ReqSendReplyMessage:                 "SEND_REPLY_MESSAGE",
 	ReqSendReplyMessageV2:               "SEND_REPLY_MESSAGE_V2",
