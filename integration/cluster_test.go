@@ -22,6 +22,16 @@ type cluster struct {
 	nodes  []*clusterNode
 	peers  string
 	admin  *remoting.Client
+	// extra are more broker flags; sign, when set, signs the requests the
+	// harness itself makes (an ACL admin account).
+	extra []string
+	sign  func(*remoting.Command)
+}
+
+// clusterOpts change what startClusterWith starts.
+type clusterOpts struct {
+	brokerArgs []string
+	sign       func(*remoting.Command)
 }
 
 type clusterNode struct {
@@ -31,7 +41,12 @@ type clusterNode struct {
 
 func startCluster(t *testing.T) *cluster {
 	t.Helper()
-	c := &cluster{t: t, nsAddr: "127.0.0.1:" + strconv.Itoa(freePort(t))}
+	return startClusterWith(t, clusterOpts{})
+}
+
+func startClusterWith(t *testing.T, o clusterOpts) *cluster {
+	t.Helper()
+	c := &cluster{t: t, nsAddr: "127.0.0.1:" + strconv.Itoa(freePort(t)), extra: o.brokerArgs, sign: o.sign}
 	c.ns = startProc(t, "namesrv", "--listen", c.nsAddr, "--log-level", "warn")
 	var peers []string
 	for i := 1; i <= 3; i++ {
@@ -61,13 +76,23 @@ func startCluster(t *testing.T) *cluster {
 // start (re)starts node i as a process on its data directory.
 func (c *cluster) start(i int) {
 	n := c.nodes[i]
-	n.p = startProc(c.t, "broker", "--cluster", "itest", "--broker-name", "broker-a", "--node-id", n.id,
+	args := []string{"broker", "--cluster", "itest", "--broker-name", "broker-a", "--node-id", n.id,
 		"--peers", c.peers, "--listen", n.addr, "--data", n.data, "--namesrv", c.nsAddr,
-		"--auto-create-topic", "--segment-size", strconv.Itoa(64<<20), "--log-level", "warn",
+		"--auto-create-topic", "--segment-size", strconv.Itoa(64 << 20), "--log-level", "warn",
 		// Check-backs within a test's time (RocketMQ's 6 s / 30 s defaults
 		// otherwise), with enough of them to outlast the official client's
 		// 30 s heartbeat, which is when a new leader first hears of it.
-		"--transaction-timeout", "1s", "--transaction-check-interval", "1s", "--transaction-check-max", "60")
+		"--transaction-timeout", "1s", "--transaction-check-interval", "1s", "--transaction-check-max", "60"}
+	n.p = startProc(c.t, append(args, c.extra...)...)
+}
+
+// invoke sends one harness request to addr, signed when the cluster
+// runs an ACL.
+func (c *cluster) invoke(ctx context.Context, addr string, req *remoting.Command) (*remoting.Command, error) {
+	if c.sign != nil {
+		c.sign(req)
+	}
+	return c.admin.Invoke(ctx, addr, req)
 }
 
 // kill sends SIGKILL to node i and waits for it to die.
@@ -83,7 +108,7 @@ func (c *cluster) kill(i int) {
 func (c *cluster) runtime(i int) (map[string]string, error) {
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
 	defer cancel()
-	resp, err := c.admin.Invoke(ctx, c.nodes[i].addr, remoting.NewRequest(remoting.ReqGetBrokerRuntimeInfo, nil, nil))
+	resp, err := c.invoke(ctx, c.nodes[i].addr, remoting.NewRequest(remoting.ReqGetBrokerRuntimeInfo, nil, nil))
 	if err != nil {
 		return nil, err
 	}
@@ -127,7 +152,7 @@ func (c *cluster) maxOffsets(i int, topic string, queues int) ([]int64, error) {
 	out := make([]int64, queues)
 	for q := 0; q < queues; q++ {
 		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
-		resp, err := c.admin.Invoke(ctx, c.nodes[i].addr, remoting.NewRequest(remoting.ReqGetMaxOffset,
+		resp, err := c.invoke(ctx, c.nodes[i].addr, remoting.NewRequest(remoting.ReqGetMaxOffset,
 			map[string]string{"topic": topic, "queueId": strconv.Itoa(q)}, nil))
 		cancel()
 		if err != nil {

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"net"
+	"os"
 	"os/exec"
 	"strconv"
 	"sync"
@@ -129,4 +130,17 @@ func TestNamesrvProcessServesAndStopsOnSIGTERM(t *testing.T) {
 	if err := p.wait(t, 15*time.Second); err != nil {
 		t.Fatalf("namesrv exit after SIGTERM: %v\n%s", err, p.output())
 	}
+}
+
+// runCLIEnv runs one raftmq command to its end with env added to the
+// environment and returns its output; a failure fails the test.
+func runCLIEnv(t *testing.T, env []string, args ...string) string {
+	t.Helper()
+	cmd := exec.Command(raftmqBin, args...)
+	cmd.Env = append(os.Environ(), env...)
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		t.Fatalf("raftmq %v: %v\n%s", args, err, out)
+	}
+	return string(out)
 }

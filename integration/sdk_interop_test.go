@@ -24,7 +24,7 @@ func createTopicOn(t *testing.T, c *cluster, topic string, n int) {
 	waitFor(t, 20*time.Second, func() bool {
 		ctx, cancel := context.WithTimeout(context.Background(), 3*time.Second)
 		defer cancel()
-		resp, err := c.admin.Invoke(ctx, c.nodes[c.waitLeader(10*time.Second)].addr, req)
+		resp, err := c.invoke(ctx, c.nodes[c.waitLeader(10*time.Second)].addr, req)
 		return err == nil && resp.Code == remoting.ResSuccess
 	})
 }
