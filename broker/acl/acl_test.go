@@ -34,7 +34,7 @@ accounts:
     admin: true
 `
 
-func mustChecker(t *testing.T) *Checker {
+func mustChecker(t testing.TB) *Checker {
 	t.Helper()
 	cfg, err := Parse([]byte(sampleYAML))
 	if err != nil {
