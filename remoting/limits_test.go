@@ -321,7 +321,7 @@ func TestReadCommandHeaderLimit(t *testing.T) {
 // and logged; one that keeps sending is not, and neither is one whose only
 // request is a parked long poll, silent for two idle periods.
 func TestIdleConnectionClosed(t *testing.T) {
-	const idle = 300 * time.Millisecond
+	const idle = 500 * time.Millisecond
 	ts := startServer(t, func(c *ServerConfig) { c.Limits.IdleTimeout = idle })
 	ts.HandleFunc(ReqHeartBeat, okHandler)
 	release := make(chan struct{})
@@ -341,7 +341,7 @@ func TestIdleConnectionClosed(t *testing.T) {
 	active := mustDialFrom(t, "127.0.0.1", ts.addr)
 	activeDone, activeErr := make(chan struct{}), make(chan error, 1)
 	go func() {
-		tick := time.NewTicker(idle / 4)
+		tick := time.NewTicker(idle / 5)
 		defer tick.Stop()
 		for {
 			select {
