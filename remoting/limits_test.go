@@ -414,3 +414,34 @@ func TestLimitsValidate(t *testing.T) {
 		t.Errorf("Validate = %v, want it to mention RateRefusalWindow", err)
 	}
 }
+
+// TestRateLimitedOnewayDropped: a oneway request over the rate is dropped
+// without an answer; a two-way one is answered SYSTEM_BUSY with its own
+// opaque.
+func TestRateLimitedOnewayDropped(t *testing.T) {
+	ts := startServer(t, func(c *ServerConfig) { c.Limits.MaxRequestRate = 0.01 }) // burst: 1
+	served := make(chan int32, 4)
+	ts.HandleFunc(ReqHeartBeat, func(_ context.Context, _ *Conn, req *Command) *Command {
+		served <- req.Opaque
+		return NewResponse(req, ResSuccess, "")
+	})
+	rc := mustDialFrom(t, "127.0.0.1", ts.addr)
+	for op := int32(1); op <= 3; op++ {
+		req := NewRequest(ReqHeartBeat, nil, nil)
+		req.Opaque, req.Flag = op, FlagOneway
+		if err := WriteCommand(rc, req); err != nil {
+			t.Fatal(err)
+		}
+	}
+	rc.opaque = 3
+	resp, err := rc.call(ReqHeartBeat)
+	if err != nil || resp.Opaque != 4 || resp.Code != ResSystemBusy || !strings.Contains(resp.Remark, "limit of 0.01/s (burst 1)") {
+		t.Fatalf("first frame back: %v, %v; want SYSTEM_BUSY for opaque 4 and nothing for the oneways", resp, err)
+	}
+	if op := recv(t, served, "the one request within the burst"); op != 1 {
+		t.Fatalf("served opaque %d, want 1", op)
+	}
+	if got := ts.LimitStats().RateLimited; got != 3 {
+		t.Fatalf("RateLimited = %d, want 3", got)
+	}
+}
