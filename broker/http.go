@@ -10,6 +10,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"net"
 	"net/http"
 	"net/http/pprof"
@@ -18,6 +19,8 @@ import (
 	"time"
 
 	"github.com/hashicorp/raft"
+
+	"github.com/raftmq/raftmq/remoting"
 )
 
 // HTTPHandler serves /healthz, /metrics and /debug/pprof/.
@@ -121,4 +124,22 @@ func (b *Broker) metrics(w http.ResponseWriter, _ *http.Request) {
 		leader = 1
 	}
 	fmt.Fprintf(w, "# TYPE raftmq_raft_is_leader gauge\nraftmq_raft_is_leader%s %d\n", labels, leader)
+	writeLimitCounters(w, labels, b.rs.LimitStats())
+}
+
+// writeLimitCounters writes what the client-facing listener's abuse limits
+// refused (docs/OPERATIONS.md, "Connection limits").
+func writeLimitCounters(w io.Writer, labels string, st remoting.LimitStats) {
+	for _, c := range []struct {
+		name string
+		v    uint64
+	}{
+		{"raftmq_remoting_refused_connections_total", st.RefusedConns},
+		{"raftmq_remoting_rate_limited_requests_total", st.RateLimited},
+		{"raftmq_remoting_rate_limit_disconnects_total", st.RateDisconnects},
+		{"raftmq_remoting_header_too_large_total", st.HeaderRefused},
+		{"raftmq_remoting_idle_closed_total", st.IdleClosed},
+	} {
+		fmt.Fprintf(w, "# TYPE %s counter\n%s%s %d\n", c.name, c.name, labels, c.v)
+	}
 }

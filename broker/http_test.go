@@ -46,7 +46,8 @@ func TestHTTPHealthAndMetrics(t *testing.T) {
 	if code != http.StatusOK {
 		t.Fatalf("/metrics = %d", code)
 	}
-	for _, want := range []string{"raftmq_raft_is_leader{", "} 1\n", "raftmq_raft_term{", "raftmq_raft_applied_index{", `broker="broker-a"`} {
+	for _, want := range []string{"raftmq_raft_is_leader{", "} 1\n", "raftmq_raft_term{", "raftmq_raft_applied_index{", `broker="broker-a"`,
+		"# TYPE raftmq_remoting_refused_connections_total counter\n", "raftmq_remoting_rate_limited_requests_total{"} {
 		if !strings.Contains(body, want) {
 			t.Errorf("/metrics lacks %q:\n%s", want, body)
 		}

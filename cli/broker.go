@@ -18,7 +18,7 @@ import (
 
 func brokerFlags() []ucli.Flag {
 	def, raftDef := broker.DefaultConfig(), dledger.DefaultConfig()
-	return []ucli.Flag{
+	flags := []ucli.Flag{
 		&ucli.StringFlag{Name: "config", Usage: "a key=value file whose keys are these flags' names (flags given on the command line win)"},
 		&ucli.StringFlag{Name: "cluster", Value: def.Cluster, Usage: "cluster name"},
 		&ucli.StringFlag{Name: "broker-name", Value: def.BrokerName, Usage: "broker group name (the same on every node of the group)"},
@@ -46,6 +46,7 @@ func brokerFlags() []ucli.Flag {
 		&ucli.DurationFlag{Name: "dedupe-window", Value: def.DedupeWindow, Usage: "a send whose unique keys (UNIQ_KEY) were stored this recently is answered with the first send's result and stored once; 0 turns it off"},
 		logLevelFlag(),
 	}
+	return append(flags, limitFlags()...)
 }
 
 // applyConfigFile sets every flag named in the file that was not given on
@@ -127,6 +128,7 @@ func brokerConfig(c *ucli.Context) (broker.Config, error) {
 		}
 		cfg.ACL = &a
 	}
+	cfg.Remoting.Limits = limitsFromFlags(c)
 	rc := dledger.DefaultConfig()
 	rc.MaxInflight, rc.SerialLeaderWrite = c.Int("raft-max-inflight"), c.Bool("serial-leader-write")
 	cfg.Raft = &rc

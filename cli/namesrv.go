@@ -29,24 +29,30 @@ func signalContext(parent context.Context) (context.Context, context.CancelFunc)
 	return signal.NotifyContext(parent, os.Interrupt, syscall.SIGTERM)
 }
 
+// namesrvConfig builds a namesrv.Config from the flags.
+func namesrvConfig(c *ucli.Context) namesrv.Config {
+	cfg := namesrv.DefaultConfig()
+	cfg.Addr = c.String("listen")
+	cfg.BrokerTimeout = c.Duration("broker-timeout")
+	cfg.ScanInterval = c.Duration("scan-interval")
+	cfg.Remoting.Limits = limitsFromFlags(c)
+	cfg.Logger = newLogger(c, "raftmq")
+	return cfg
+}
+
 func namesrvCommand() *ucli.Command {
 	def := namesrv.DefaultConfig()
 	return &ucli.Command{
 		Name:  "namesrv",
 		Usage: "run a name server",
-		Flags: []ucli.Flag{
+		Flags: append([]ucli.Flag{
 			&ucli.StringFlag{Name: "listen", Value: def.Addr, Usage: "listen address", EnvVars: []string{"RAFTMQ_NAMESRV_LISTEN"}},
 			&ucli.DurationFlag{Name: "broker-timeout", Value: def.BrokerTimeout, Usage: "evict brokers silent for this long"},
 			&ucli.DurationFlag{Name: "scan-interval", Value: def.ScanInterval, Usage: "how often to look for silent brokers"},
 			logLevelFlag(),
-		},
+		}, limitFlags()...),
 		Action: func(c *ucli.Context) error {
-			cfg := namesrv.DefaultConfig()
-			cfg.Addr = c.String("listen")
-			cfg.BrokerTimeout = c.Duration("broker-timeout")
-			cfg.ScanInterval = c.Duration("scan-interval")
-			cfg.Logger = newLogger(c, "raftmq")
-			s, err := namesrv.New(cfg)
+			s, err := namesrv.New(namesrvConfig(c))
 			if err != nil {
 				return err
 			}

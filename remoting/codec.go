@@ -102,31 +102,49 @@ func Decode(frame []byte) (*Command, error) {
 // A clean end of stream before a frame returns io.EOF itself; a stream
 // that ends inside a frame returns an error wrapping io.ErrUnexpectedEOF.
 func ReadCommand(r io.Reader, maxFrame int) (*Command, error) {
+	return readCommand(r, maxFrame, 0)
+}
+
+// readCommand is ReadCommand that also refuses, with ErrHeaderTooLarge, a
+// header length above maxHeader (0: no limit but the frame's), checked
+// before the frame is allocated or its header parsed.
+func readCommand(r io.Reader, maxFrame, maxHeader int) (*Command, error) {
 	if maxFrame <= 0 {
 		maxFrame = DefaultMaxFrameSize
 	}
-	var lenBuf [4]byte
-	if _, err := io.ReadFull(r, lenBuf[:]); err != nil {
+	var words [8]byte
+	if _, err := io.ReadFull(r, words[:4]); err != nil {
 		if errors.Is(err, io.EOF) {
 			return nil, io.EOF
 		}
 		return nil, fmt.Errorf("remoting: read frame length: %w", err)
 	}
-	n := int32(binary.BigEndian.Uint32(lenBuf[:]))
+	n := int32(binary.BigEndian.Uint32(words[:4]))
 	if n < frameWordLen {
 		return nil, fmt.Errorf("%w: frame length %d", ErrMalformedFrame, n)
 	}
 	if int64(n) > int64(maxFrame) {
 		return nil, fmt.Errorf("%w: %d bytes, limit %d", ErrFrameTooLarge, n, maxFrame)
 	}
+	if _, err := io.ReadFull(r, words[4:]); err != nil {
+		return nil, readFrameError(n, err)
+	}
+	if hl := int(binary.BigEndian.Uint32(words[4:]) & maxHeaderLen); maxHeader > 0 && hl > maxHeader {
+		return nil, fmt.Errorf("%w: %d bytes, limit %d", ErrHeaderTooLarge, hl, maxHeader)
+	}
 	frame := make([]byte, n)
-	if _, err := io.ReadFull(r, frame); err != nil {
-		if errors.Is(err, io.EOF) {
-			err = io.ErrUnexpectedEOF
-		}
-		return nil, fmt.Errorf("remoting: read %d-byte frame: %w", n, err)
+	copy(frame, words[4:])
+	if _, err := io.ReadFull(r, frame[frameWordLen:]); err != nil {
+		return nil, readFrameError(n, err)
 	}
 	return Decode(frame)
+}
+
+func readFrameError(n int32, err error) error {
+	if errors.Is(err, io.EOF) {
+		err = io.ErrUnexpectedEOF
+	}
+	return fmt.Errorf("remoting: read %d-byte frame: %w", n, err)
 }
 
 // WriteCommand encodes cmd and writes the frame with a single Write, so

@@ -45,6 +45,8 @@ type connOptions struct {
 	admit   func() bool
 	release func()
 	onClose func(*Conn)
+	// limits is the server's Limits state; nil on a Client's connections.
+	limits *limiter
 }
 
 // Conn is one remoting connection, on either side. It reads frames in one
@@ -59,6 +61,7 @@ type Conn struct {
 	ctx  context.Context
 	stop context.CancelFunc
 	sem  chan struct{}
+	lim  connLimits
 
 	nextOpaque atomic.Int32
 	values     sync.Map
@@ -159,7 +162,11 @@ func (c *Conn) readLoop() {
 	defer c.opts.group.Done()
 	br := bufio.NewReaderSize(c.nc, readBufferSize)
 	for {
-		cmd, err := ReadCommand(br, c.opts.maxFrame)
+		err := c.awaitFrame(br)
+		var cmd *Command
+		if err == nil {
+			cmd, err = readCommand(br, c.opts.maxFrame, c.opts.maxHeader())
+		}
 		if err != nil {
 			c.readFailed(err)
 			return
@@ -174,6 +181,7 @@ func (c *Conn) readLoop() {
 
 func (c *Conn) readFailed(err error) {
 	switch {
+	case c.noteLimitClose(err):
 	case isCodecError(err):
 		c.log.Warn("closing connection after bad frame", "error", err)
 	case c.isClosed(), errors.Is(err, io.EOF), errors.Is(err, net.ErrClosed):
@@ -181,12 +189,12 @@ func (c *Conn) readFailed(err error) {
 	default:
 		c.log.Info("connection read failed", "error", err)
 	}
-	c.closeWith(fmt.Errorf("read: %w", err))
+	c.closeWith(c.withRefusal(fmt.Errorf("read: %w", err)))
 }
 
 // isCodecError reports whether err is one of the frame decoder's sentinels.
 func isCodecError(err error) bool {
-	return errors.Is(err, ErrMalformedFrame) || errors.Is(err, ErrBadHeader) || errors.Is(err, ErrFrameTooLarge)
+	return errors.Is(err, ErrMalformedFrame) || errors.Is(err, ErrBadHeader) || errors.Is(err, ErrFrameTooLarge) || errors.Is(err, ErrHeaderTooLarge)
 }
 
 // deliver completes the call waiting for resp. A response nobody waits for
@@ -196,6 +204,7 @@ func (c *Conn) deliver(resp *Command) {
 		done(resp, nil)
 		return
 	}
+	c.noteRefusal(resp)
 	c.log.Debug("response without pending call", "opaque", resp.Opaque, "code", resp.Code)
 }
 
@@ -213,6 +222,9 @@ func (c *Conn) takePending(opaque int32) func(*Command, error) {
 // ServerConfig.BusyWait: queueing would let one client grow our memory without bound,
 // and a handler that waits on the peer must not wait for ever on reads.
 func (c *Conn) dispatch(req *Command) {
+	if !c.allowRequest(req) {
+		return
+	}
 	select {
 	case c.sem <- struct{}{}:
 	default:
@@ -233,6 +245,7 @@ func (c *Conn) dispatch(req *Command) {
 		c.refuse(req, ResServiceNotAvailable, "server is shutting down")
 		return
 	}
+	c.lim.inflight.Add(1)
 	c.opts.group.Add(1)
 	go c.serve(req)
 }
@@ -249,6 +262,7 @@ func (c *Conn) refuse(req *Command, code int16, remark string) {
 
 func (c *Conn) serve(req *Command) {
 	defer c.opts.group.Done()
+	defer c.lim.inflight.Add(-1)
 	s := &slot{sem: c.sem}
 	defer s.free()
 	if c.opts.release != nil {

@@ -24,6 +24,8 @@
 // ErrMalformedFrame, above the configured maximum (DefaultMaxFrameSize,
 // 16 MiB) is ErrFrameTooLarge, a header length beyond the frame is
 // ErrMalformedFrame, and a header that does not parse is ErrBadHeader. A
+// server also refuses a header length above Limits.MaxHeaderSize
+// (ErrHeaderTooLarge, default 1 MiB) before reading the header. A
 // connection that sends any of these is closed: after a framing error the
 // stream cannot be resynchronised.
 //
@@ -84,6 +86,17 @@
 //
 // Handlers get a context that is cancelled when their connection closes, so
 // a parked long poll ends when its client goes away or the server closes.
+//
+// # Limits
+//
+// A server bounds what one peer can take (limits.go, ServerConfig.Limits):
+// connections per remote IP and in total (one over is sent a SYSTEM_BUSY
+// frame with opaque 0 naming the limit, then closed), each connection's
+// request rate (a token bucket; a request over it is answered SYSTEM_BUSY,
+// and a connection that keeps exceeding it is closed), header size, and
+// idle time (no frame for IdleTimeout while no request of the connection
+// is being handled, parked ones included). A Client keeps such an
+// unsolicited refusal and adds it to the error its calls fail with.
 //
 // # Using it
 //

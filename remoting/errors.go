@@ -11,6 +11,9 @@ var (
 	// ErrFrameTooLarge: a frame's length exceeds the configured maximum, or a
 	// command is too big to be framed at all.
 	ErrFrameTooLarge = errors.New("remoting: frame too large")
+	// ErrHeaderTooLarge: a frame's header length exceeds the server's
+	// Limits.MaxHeaderSize.
+	ErrHeaderTooLarge = errors.New("remoting: header too large")
 	// ErrMalformedFrame: a frame's length fields are inconsistent (negative,
 	// too small to hold the header-length word, header longer than frame).
 	ErrMalformedFrame = errors.New("remoting: malformed frame")

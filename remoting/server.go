@@ -29,6 +29,9 @@ type ServerConfig struct {
 	// WriteTimeout bounds writing one frame; a peer that stops reading is
 	// disconnected. Default 10 s.
 	WriteTimeout time.Duration
+	// Limits bounds connections per IP and in total, each connection's
+	// request rate, header size and idle time. Default DefaultLimits().
+	Limits Limits
 	// Logger receives the server's logs, under the name "remoting". Nil
 	// discards them.
 	Logger hclog.Logger
@@ -41,6 +44,7 @@ func DefaultServerConfig() ServerConfig {
 		MaxConcurrentPerConn: 1024,
 		BusyWait:             3 * time.Second,
 		WriteTimeout:         10 * time.Second,
+		Limits:               DefaultLimits(),
 		Logger:               hclog.Default(),
 	}
 }
@@ -62,6 +66,7 @@ func (c ServerConfig) Validate() error {
 	if c.WriteTimeout <= 0 {
 		errs = append(errs, fmt.Errorf("remoting: WriteTimeout %v must be positive", c.WriteTimeout))
 	}
+	errs = append(errs, c.Limits.validate()...)
 	return errors.Join(errs...)
 }
 
@@ -123,6 +128,7 @@ func NewServer(cfg ServerConfig) (*Server, error) {
 		admit:         s.admit,
 		release:       s.release,
 		onClose:       s.connClosed,
+		limits:        newLimiter(cfg.Limits, s.log),
 	}
 	return s, nil
 }
@@ -211,10 +217,16 @@ func (s *Server) acceptLoop(ln net.Listener) error {
 }
 
 func (s *Server) track(nc net.Conn) {
+	ip := remoteIP(nc.RemoteAddr())
+	if err := s.opts.limits.admitConn(ip); err != nil {
+		s.opts.limits.refuseConn(nc, err, &s.wg)
+		return
+	}
 	c := newConn(nc, &s.opts)
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.draining {
+		s.opts.limits.releaseConn(ip)
 		_ = nc.Close()
 		return
 	}
@@ -234,6 +246,7 @@ func (s *Server) connClosed(c *Conn) {
 	delete(s.conns, c)
 	hooks := s.onClose
 	s.mu.Unlock()
+	s.opts.limits.releaseConn(remoteIP(c.RemoteAddr()))
 	for _, f := range hooks {
 		f(c)
 	}
@@ -313,4 +326,5 @@ func (s *Server) closeConns() {
 	for _, c := range conns {
 		_ = c.Close()
 	}
+	s.opts.limits.closeLingering()
 }
