@@ -170,26 +170,15 @@ func (c *Checker) Check(req *remoting.Command, remote netip.Addr) *Denied {
 }
 
 // signatureMatches checks the request's Signature under secret. The
-// official Go client sends a SecurityToken it did not sign; a signature
-// over the fields without it is accepted too.
+// signature covers every ext field but itself, SecurityToken included, as
+// the Java broker checks it. (The official Go client leaves a
+// SecurityToken out of what it signs; such requests are refused, as a
+// RocketMQ broker refuses them. Accepting a signature without the token
+// would let a token's bytes move into the next value unnoticed, since the
+// content concatenates values without separators.)
 func signatureMatches(req *remoting.Command, secret string) bool {
 	sig := req.ExtFields[protocol.ACLSignature]
-	if sig == "" {
-		return false
-	}
-	if eq(sig, protocol.ACLSign(protocol.ACLContent(req.ExtFields, req.Body), secret)) {
-		return true
-	}
-	if _, ok := req.ExtFields[protocol.ACLSecurityToken]; !ok {
-		return false
-	}
-	ext := make(map[string]string, len(req.ExtFields))
-	for k, v := range req.ExtFields {
-		if k != protocol.ACLSecurityToken {
-			ext[k] = v
-		}
-	}
-	return eq(sig, protocol.ACLSign(protocol.ACLContent(ext, req.Body), secret))
+	return sig != "" && eq(sig, protocol.ACLSign(protocol.ACLContent(req.ExtFields, req.Body), secret))
 }
 
 func eq(a, b string) bool { return hmac.Equal([]byte(a), []byte(b)) }
