@@ -15,6 +15,9 @@ import (
 // tables builds the wire tables of this node's applied metadata.
 type tables struct {
 	node *dledger.Node
+	// perm is the group's brokerPermission, masking every topic's perm in
+	// registrations and listings (nil: read and write).
+	perm func() int32
 	// autoCreate adds TBW102 to the topic table (producers look its route
 	// up).
 	autoCreate bool
@@ -30,11 +33,18 @@ func (t *tables) dataVersion() protocol.DataVersion {
 // TBW102 when auto-creation is on.
 func (t *tables) topicWrapper(topics []meta.TopicConfig) protocol.TopicConfigWrapper {
 	table := make(map[string]protocol.TopicConfig, len(topics)+1)
+	mask := int32(protocol.PermAll)
+	if t.perm != nil {
+		mask = t.perm() | protocol.PermInherit
+	}
 	for _, tc := range topics {
+		tc.Perm &= mask
 		table[tc.Name] = toTopicJSON(tc)
 	}
 	if t.autoCreate {
-		table[protocol.DefaultTopic] = toTopicJSON(defaultTopicConfig())
+		d := defaultTopicConfig()
+		d.Perm &= mask
+		table[protocol.DefaultTopic] = toTopicJSON(d)
 	}
 	return protocol.TopicConfigWrapper{TopicConfigTable: table, DataVersion: t.dataVersion()}
 }

@@ -164,7 +164,7 @@ func (b *Broker) build() error {
 	}
 	rep := &replica{node: b.node, self: b.self, peers: cfg.Peers, group: cfg.BrokerName, client: b.client, forwardTimeout: cfg.ForwardTimeout,
 		diskFull: b.store.Log().DiskFull}
-	tbl := &tables{node: b.node, autoCreate: cfg.AutoCreateTopic}
+	tbl := &tables{node: b.node, autoCreate: cfg.AutoCreateTopic, perm: b.meta.BrokerPermission}
 	topics := &topicTable{meta: b.meta, rep: rep}
 	records := &recordBuilder{cluster: cfg.Cluster, storeHost: host, maxBody: cfg.MaxMessageSize, park: &parker{levels: levels}}
 	b.rep = rep
@@ -202,6 +202,7 @@ func (b *Broker) build() error {
 		&lockService{rep: rep, locks: b.locks},
 		&topicAdmin{rep: rep, meta: b.meta, tables: tbl, cluster: cfg.Cluster, registerAll: b.reg.registerAll, log: b.log},
 		&groupAdmin{rep: rep, meta: b.meta, tables: tbl, log: b.log},
+		&configAdmin{rep: rep, meta: b.meta, tables: tbl, cfg: &b.cfg},
 		&queryAdmin{store: b.store, node: b.node},
 		&raftAdmin{rep: rep, log: b.log},
 	} {

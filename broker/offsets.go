@@ -44,6 +44,28 @@ func (s *offsetService) register(m mux) {
 	m.HandleFunc(remoting.ReqGetMinOffset, s.minOffset)
 	m.HandleFunc(remoting.ReqSearchOffsetByTimestamp, s.searchOffset)
 	m.HandleFunc(remoting.ReqGetEarliestMsgStoreTime, s.earliestStoreTime)
+	m.HandleFunc(remoting.ReqGetAllConsumerOffset, s.allConsumerOffsets)
+}
+
+// allConsumerOffsets answers GET_ALL_CONSUMER_OFFSET (43): RocketMQ's
+// ConsumerOffsetSerializeWrapper, {"offsetTable":{"topic@group":{"queueId":offset}}},
+// of the offsets this node applied (pending ones included).
+func (s *offsetService) allConsumerOffsets(_ context.Context, _ *remoting.Conn, req *remoting.Command) *remoting.Command {
+	table := map[string]map[int32]int64{}
+	add := func(k meta.OffsetKey, off int64) {
+		key := k.Topic + "@" + k.Group
+		if table[key] == nil {
+			table[key] = map[int32]int64{}
+		}
+		table[key][k.QueueID] = off
+	}
+	for _, o := range s.meta.AllConsumerOffsets() {
+		add(o.OffsetKey, o.Offset)
+	}
+	for k, off := range s.committer.snapshot() {
+		add(k, off)
+	}
+	return jsonResponse(req, protocol.ConsumerOffsetWrapper{OffsetTable: table})
 }
 
 func offsetResponse(req *remoting.Command, key string, v int64) *remoting.Command {

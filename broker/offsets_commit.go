@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"maps"
 	"slices"
 	"sync"
 	"sync/atomic"
@@ -110,6 +111,16 @@ func (o *offsetCommitter) lookup(k meta.OffsetKey) (int64, bool) {
 	}
 	off, ok := o.inflight[k]
 	return off, ok
+}
+
+// snapshot is every offset pending or being committed on this node.
+func (o *offsetCommitter) snapshot() map[meta.OffsetKey]int64 {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	out := make(map[meta.OffsetKey]int64, len(o.pending)+len(o.inflight))
+	maps.Copy(out, o.inflight)
+	maps.Copy(out, o.pending)
+	return out
 }
 
 // run flushes until stop, then once more.

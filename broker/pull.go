@@ -77,6 +77,9 @@ func (s *pullService) handlePull(ctx context.Context, _ *remoting.Conn, req *rem
 // checkPull refuses pulls of unknown topics, bad queues and groups or
 // topics without read permission.
 func (s *pullService) checkPull(req *remoting.Command, pr protocol.PullMessageHeader) *remoting.Command {
+	if !protocol.Readable(s.meta.BrokerPermission()) {
+		return errResponse(req, remoting.ResNoPermission, "the broker pulling message is forbidden (brokerPermission %d)", s.meta.BrokerPermission())
+	}
 	if g, ok := s.meta.SubscriptionGroup(pr.ConsumerGroup); ok && !g.ConsumeEnable {
 		return errResponse(req, remoting.ResNoPermission, "subscription group no permission, %s", pr.ConsumerGroup)
 	}

@@ -50,9 +50,10 @@ type registrar struct {
 	log         hclog.Logger
 	kick        chan struct{} // capacity 1: a pending "register now"
 
-	mu     sync.Mutex // serialises registration rounds, so the last wins
-	last   []meta.TopicConfig
-	closed bool // unregistered for shutdown: register no more
+	mu       sync.Mutex // serialises registration rounds, so the last wins
+	last     []meta.TopicConfig
+	lastPerm int32 // the brokerPermission last registered
+	closed   bool  // unregistered for shutdown: register no more
 	// lastID and lastTerm are the role this node last registered with.
 	lastID   int
 	lastTerm uint64
@@ -108,10 +109,10 @@ func (r *registrar) loop(stop <-chan struct{}) {
 // topicsChanged reports whether the applied topics differ from the ones
 // last registered.
 func (r *registrar) topicsChanged() bool {
-	now := r.meta.Topics()
+	now, perm := r.meta.Topics(), r.meta.BrokerPermission()
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	return !slices.Equal(now, r.last)
+	return !slices.Equal(now, r.last) || perm != r.lastPerm
 }
 
 // leaderChanged is dledger's OnLeaderChange callback. It must not block:
@@ -144,7 +145,7 @@ func (r *registrar) registerAll(ctx context.Context) {
 	if r.closed {
 		return
 	}
-	topics := r.meta.Topics()
+	topics, perm := r.meta.Topics(), r.meta.BrokerPermission()
 	req, err := r.registerRequest(topics)
 	if err != nil {
 		r.log.Error("building REGISTER_BROKER", "error", err)
@@ -171,7 +172,7 @@ func (r *registrar) registerAll(ctx context.Context) {
 		}()
 	}
 	wg.Wait()
-	r.last = topics
+	r.last, r.lastPerm = topics, perm
 }
 
 // role is the brokerId and term to register with. A node that led and now

@@ -193,6 +193,11 @@ func bornHost(req *remoting.Command) netip.AddrPort {
 // topic if RocketMQ would. A non-nil response is the answer.
 func (s *sendService) checkSend(ctx context.Context, sr *sendRequest) (meta.TopicConfig, *remoting.Command) {
 	req, h := sr.req, sr.h
+	if !protocol.Writable(s.topics.meta.BrokerPermission()) {
+		return meta.TopicConfig{}, errResponse(req, remoting.ResNoPermission,
+			"the broker[%s] sending message is forbidden: its write permission is wiped (a drain; raftmq cluster add-write-perm gives it back)",
+			s.rep.group)
+	}
 	if err := protocol.ValidateTopic(h.Topic); err != nil {
 		return meta.TopicConfig{}, errResponse(req, remoting.ResSystemError, "%v", err)
 	}

@@ -147,6 +147,8 @@ func (s *Server) routes() {
 	s.rs.HandleFunc(remoting.ReqGetAllTopicListFromNameServer, s.topicList)
 	s.rs.HandleFunc(remoting.ReqGetTopicsByCluster, s.topicsByCluster)
 	s.rs.HandleFunc(remoting.ReqDeleteTopicInNamesrv, s.deleteTopic)
+	s.rs.HandleFunc(remoting.ReqWipeWritePermOfBroker, s.writePerm(false, "wipeTopicCount"))
+	s.rs.HandleFunc(remoting.ReqAddWritePermOfBroker, s.writePerm(true, "addTopicCount"))
 	s.rs.HandleFunc(remoting.ReqPutKVConfig, s.putKV)
 	s.rs.HandleFunc(remoting.ReqGetKVConfig, s.getKV)
 	s.rs.HandleFunc(remoting.ReqDeleteKVConfig, s.deleteKV)
@@ -265,4 +267,24 @@ func (s *Server) deleteTopic(_ context.Context, _ *remoting.Conn, req *remoting.
 	}
 	s.table.DeleteTopic(topic)
 	return remoting.NewResponse(req, remoting.ResSuccess, "")
+}
+
+// writePerm serves WIPE_WRITE_PERM_OF_BROKER (205) and
+// ADD_WRITE_PERM_OF_BROKER (327): header brokerName, answer ext
+// wipeTopicCount / addTopicCount.
+func (s *Server) writePerm(writable bool, countKey string) func(context.Context, *remoting.Conn, *remoting.Command) *remoting.Command {
+	return func(_ context.Context, _ *remoting.Conn, req *remoting.Command) *remoting.Command {
+		h := protocol.ReadHeader(req.ExtFields)
+		name := h.Str("brokerName")
+		if err := h.Err(); err != nil {
+			return remoting.NewResponse(req, remoting.ResSystemError, err.Error())
+		}
+		n, ok := s.table.SetWritable(name, writable)
+		if !ok {
+			return remoting.NewResponse(req, remoting.ResSystemError, "no broker group "+strconv.Quote(name)+" is registered here")
+		}
+		resp := remoting.NewResponse(req, remoting.ResSuccess, "")
+		resp.ExtFields[countKey] = strconv.Itoa(n)
+		return resp
+	}
 }

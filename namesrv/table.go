@@ -32,6 +32,9 @@ type group struct {
 	followers  map[string]bool
 	topics     map[string]protocol.TopicConfig
 	hasTopics  bool
+	// writeWiped: WIPE_WRITE_PERM_OF_BROKER took the group's write
+	// permission away in its routes until ADD_WRITE_PERM_OF_BROKER.
+	writeWiped bool
 }
 
 func (g *group) empty() bool { return g.leader == "" && len(g.followers) == 0 }
@@ -236,9 +239,13 @@ func (t *Table) Route(topic string) (protocol.TopicRouteData, bool) {
 		if !ok {
 			continue
 		}
+		perm := tc.Perm
+		if g.writeWiped {
+			perm &^= protocol.PermWrite
+		}
 		rd.QueueDatas = append(rd.QueueDatas, protocol.QueueData{
 			BrokerName: name, ReadQueueNums: tc.ReadQueueNums, WriteQueueNums: tc.WriteQueueNums,
-			Perm: tc.Perm, TopicSysFlag: tc.TopicSysFlag,
+			Perm: perm, TopicSysFlag: tc.TopicSysFlag,
 		})
 		rd.BrokerDatas = append(rd.BrokerDatas, g.brokerData())
 	}
@@ -311,4 +318,25 @@ func (t *Table) DeleteTopic(topic string) {
 			g.topics = topics
 		}
 	}
+}
+
+// SetWritable takes a group's write permission out of its routes
+// (writable false, WIPE_WRITE_PERM_OF_BROKER) or gives it back; it returns
+// how many of the group's topics were writable before a wipe, or are
+// writable after an add, and false for an unknown group.
+func (t *Table) SetWritable(brokerName string, writable bool) (int, bool) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	g := t.groups[brokerName]
+	if g == nil {
+		return 0, false
+	}
+	n := 0
+	for _, tc := range g.topics {
+		if protocol.Writable(tc.Perm) {
+			n++
+		}
+	}
+	g.writeWiped = !writable
+	return n, true
 }

@@ -184,3 +184,27 @@ func TestLeaderRegistrationReplacesTopics(t *testing.T) {
 		t.Fatal("leader's new topic not routed")
 	}
 }
+
+// TestSetWritable: a wiped group's routes lose the write bit, whatever it
+// registers, until its write permission is added back; an unknown group
+// is reported.
+func TestSetWritable(t *testing.T) {
+	tb := NewTable()
+	tb.Register(Registration{Cluster: "c", BrokerName: "a", BrokerAddr: "1.1.1.1:1", BrokerID: 0,
+		Topics: map[string]protocol.TopicConfig{"T": {TopicName: "T", ReadQueueNums: 2, WriteQueueNums: 2, Perm: 6}}}, time.Now())
+	if n, ok := tb.SetWritable("a", false); !ok || n != 1 {
+		t.Fatalf("wipe: %d %v", n, ok)
+	}
+	tb.Register(Registration{Cluster: "c", BrokerName: "a", BrokerAddr: "1.1.1.1:1", BrokerID: 0,
+		Topics: map[string]protocol.TopicConfig{"T": {TopicName: "T", ReadQueueNums: 2, WriteQueueNums: 2, Perm: 6}}}, time.Now())
+	if rd, _ := tb.Route("T"); rd.QueueDatas[0].Perm != protocol.PermRead {
+		t.Fatalf("wiped route perm %d", rd.QueueDatas[0].Perm)
+	}
+	tb.SetWritable("a", true)
+	if rd, _ := tb.Route("T"); rd.QueueDatas[0].Perm != 6 {
+		t.Fatalf("route perm after add %d", rd.QueueDatas[0].Perm)
+	}
+	if _, ok := tb.SetWritable("nope", false); ok {
+		t.Fatal("an unknown group was wiped")
+	}
+}

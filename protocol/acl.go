@@ -230,7 +230,7 @@ func (a PlainAccessConfig) Ext() map[string]string {
 var aclAdminCodes = map[int16]bool{
 	17: true, 25: true, 200: true, 207: true, 215: true, // topic, broker config, group
 	50: true, 51: true, 52: true, 53: true, 54: true, // ACL
-	205: true, 222: true, // wipe write perm, reset offsets
+	205: true, 222: true, 327: true, // wipe and add write perm, reset offsets
 	9101: true, 9102: true, 9103: true, 9110: true, // raft membership, leadership, ACL seed
 }
 

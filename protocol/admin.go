@@ -51,3 +51,9 @@ type RaftMember struct {
 	RemotingAddr string `json:"remotingAddr,omitempty"`
 	Leader       bool   `json:"leader"`
 }
+
+// ConsumerOffsetWrapper is GET_ALL_CONSUMER_OFFSET's body (RocketMQ's
+// ConsumerOffsetSerializeWrapper): offsets by "topic@group", then queue id.
+type ConsumerOffsetWrapper struct {
+	OffsetTable map[string]map[int32]int64 `json:"offsetTable"`
+}

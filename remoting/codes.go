@@ -71,6 +71,7 @@ const (
 	ReqQueryDataVersion                 int16 = 322
 	ReqSendReplyMessage                 int16 = 324
 	ReqSendReplyMessageV2               int16 = 325
+	ReqAddWritePermOfBroker             int16 = 327
 	ReqPushReplyMessageToClient         int16 = 326 // broker → requester
 
 	// raftmq's own admin codes (not in RocketMQ): Raft membership and
@@ -164,6 +165,7 @@ var requestCodeNames = map[int16]string{
 	ReqGetConsumerConnectionList:        "GET_CONSUMER_CONNECTION_LIST",
 	ReqGetProducerConnectionList:        "GET_PRODUCER_CONNECTION_LIST",
 	ReqWipeWritePermOfBroker:            "WIPE_WRITE_PERM_OF_BROKER",
+	ReqAddWritePermOfBroker:             "ADD_WRITE_PERM_OF_BROKER",
 	ReqGetAllTopicListFromNameServer:    "GET_ALL_TOPIC_LIST_FROM_NAMESERVER",
 	ReqDeleteSubscriptionGroup:          "DELETE_SUBSCRIPTIONGROUP",
 	ReqGetConsumeStats:                  "GET_CONSUME_STATS",

@@ -31,6 +31,8 @@ const (
 	// CmdTimerProgressTies is TimerProgressCommand's type: {O, T, L, K}.
 	CmdTimerProgressTies dledger.CommandType = 12
 	// 13-16 are the ACL's (acl.go).
+	// CmdBrokerPermission sets the group's brokerPermission.
+	CmdBrokerPermission dledger.CommandType = 17
 )
 
 func encoder(b []byte) *wire.Encoder { return &wire.Encoder{B: b, Sentinel: ErrBadCommand} }
@@ -220,10 +222,28 @@ func decode(t dledger.CommandType, d *wire.Decoder) (dledger.Command, error) {
 		return decodeTxnEnd(d), d.Err
 	case CmdTxnChecks:
 		return decodeTxnChecks(d), d.Err
+	case CmdBrokerPermission:
+		return &BrokerPermissionCommand{Perm: d.I32()}, d.Err
 	default:
 		if c, ok := decodeACL(t, d); ok {
 			return c, d.Err
 		}
 		return nil, fmt.Errorf("%w: unknown type %d", ErrBadCommand, t)
 	}
+}
+
+// BrokerPermissionCommand sets the group's brokerPermission (RocketMQ's
+// broker config of that name): PermRead|PermWrite normally; without
+// PermWrite the group takes no sends and registers its topics read-only
+// (a drain); without PermRead it serves no pulls.
+type BrokerPermissionCommand struct{ Perm int32 }
+
+// Type implements dledger.Command.
+func (*BrokerPermissionCommand) Type() dledger.CommandType { return CmdBrokerPermission }
+
+// AppendBody implements dledger.Command.
+func (c *BrokerPermissionCommand) AppendBody(b []byte) ([]byte, error) {
+	e := encoder(b)
+	e.I32(c.Perm)
+	return e.B, e.Err
 }

@@ -29,6 +29,7 @@ func allCommands() []dledger.Command {
 		&ACLPutAccountCommand{Account: testAccount("bob123")},
 		&ACLDeleteAccountCommand{AccessKey: "bob123"},
 		&ACLGlobalWhiteCommand{Addrs: []string{"127.0.0.1", "192.168.0.{1,2}"}},
+		&BrokerPermissionCommand{Perm: 4},
 	}
 }
 
@@ -85,6 +86,7 @@ func TestApplyAndSnapshotRoundTrip(t *testing.T) {
 		&DelayProgressCommand{Progress: []DelayProgress{{QueueID: 2, Offset: 9}}},
 		&TimerProgressCommand{Progress: TimerProgress{O: 5, T: 99, L: 2, K: 4}},
 		&DeleteTopicCommand{Name: "u"},
+		&BrokerPermissionCommand{Perm: protocol.PermRead},
 	} {
 		b, _ := c.AppendBody(nil)
 		if err := s.Apply(uint64(i+1), c.Type(), b); err != nil {
@@ -100,7 +102,7 @@ func TestApplyAndSnapshotRoundTrip(t *testing.T) {
 	if _, ok := s.ConsumerOffset(OffsetKey{"g", "u", 0}); ok {
 		t.Error("offset of the deleted topic kept")
 	}
-	if d, _ := s.DelayOffset(2); d != 9 || s.Timer() != (TimerProgress{5, 99, 2, 4}) || s.AppliedIndex() != 8 {
+	if d, _ := s.DelayOffset(2); d != 9 || s.Timer() != (TimerProgress{5, 99, 2, 4}) || s.AppliedIndex() != 9 || s.BrokerPermission() != protocol.PermRead {
 		t.Errorf("delay %d, timer %+v, applied %d", d, s.Timer(), s.AppliedIndex())
 	}
 	b, err := s.Snapshot()
@@ -115,7 +117,8 @@ func TestApplyAndSnapshotRoundTrip(t *testing.T) {
 	if !bytes.Equal(rb, b) {
 		t.Error("re-encoded snapshot differs")
 	}
-	if g, ok := r.SubscriptionGroup("g"); !ok || !g.ConsumeEnable || len(r.Topics()) != 1 || len(r.ConsumerOffsets("g")) != 1 {
+	if g, ok := r.SubscriptionGroup("g"); !ok || !g.ConsumeEnable || len(r.Topics()) != 1 || len(r.ConsumerOffsets("g")) != 1 ||
+		r.BrokerPermission() != protocol.PermRead {
 		t.Errorf("restored %+v", r)
 	}
 	for i := 0; i < len(b); i++ {
@@ -225,7 +228,7 @@ func TestTimerProgressWithoutTieCursor(t *testing.T) {
 	}
 	acl := &wire.Encoder{}
 	s.acl.encode(acl)
-	v1 := append([]byte{1}, snap[1:len(snap)-8-len(acl.B)]...)
+	v1 := append([]byte{1}, snap[1:len(snap)-8-len(acl.B)-4]...)
 	r := NewState()
 	if err := r.Restore(v1); err != nil {
 		t.Fatalf("version 1 snapshot: %v", err)
@@ -276,7 +279,7 @@ func TestACLState(t *testing.T) {
 	}
 	acl := &wire.Encoder{}
 	s.acl.encode(acl)
-	v2 := append([]byte{2}, b[1:len(b)-len(acl.B)]...)
+	v2 := append([]byte{2}, b[1:len(b)-len(acl.B)-4]...)
 	old := NewState()
 	if err := old.Restore(v2); err != nil {
 		t.Fatalf("version 2 snapshot: %v", err)

@@ -9,6 +9,7 @@ import (
 
 	"github.com/raftmq/raftmq/dledger"
 	"github.com/raftmq/raftmq/internal/wire"
+	"github.com/raftmq/raftmq/protocol"
 )
 
 // State is a node's applied metadata. Every field changes only by applying
@@ -24,7 +25,10 @@ type State struct {
 	timer   TimerProgress
 	txn     txnState
 	acl     aclState
-	applied uint64 // raft index of the last command applied here
+	// brokerPerm is the group's brokerPermission; 0: never set (read and
+	// write).
+	brokerPerm int32
+	applied    uint64 // raft index of the last command applied here
 }
 
 var _ dledger.StateMachine = (*State)(nil)
@@ -89,7 +93,20 @@ func (s *State) apply(c dledger.Command) {
 		s.txn.end(c)
 	case *TxnChecksCommand:
 		s.txn.check(c)
+	case *BrokerPermissionCommand:
+		s.brokerPerm = c.Perm
 	}
+}
+
+// BrokerPermission is the group's brokerPermission (read and write unless
+// set otherwise).
+func (s *State) BrokerPermission() int32 {
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	if s.brokerPerm == 0 {
+		return protocol.PermReadWrite
+	}
+	return s.brokerPerm
 }
 
 // Topic returns a topic's configuration.
@@ -123,6 +140,18 @@ func (s *State) SubscriptionGroups() []SubscriptionGroupConfig {
 	out := slices.Collect(maps.Values(s.groups))
 	s.mu.RUnlock()
 	slices.SortFunc(out, func(a, b SubscriptionGroupConfig) int { return cmp.Compare(a.GroupName, b.GroupName) })
+	return out
+}
+
+// AllConsumerOffsets returns every committed offset, sorted.
+func (s *State) AllConsumerOffsets() []ConsumerOffset {
+	s.mu.RLock()
+	out := make([]ConsumerOffset, 0, len(s.offsets))
+	for k, v := range s.offsets {
+		out = append(out, ConsumerOffset{k, v})
+	}
+	s.mu.RUnlock()
+	sortOffsets(out)
 	return out
 }
 
@@ -214,6 +243,7 @@ func (s *State) Snapshot() ([]byte, error) {
 	s.txn.encode(e)
 	e.I64(s.timer.K)
 	s.acl.encode(e)
+	e.I32(s.brokerPerm)
 	return e.B, e.Err
 }
 
@@ -251,13 +281,14 @@ func (s *State) Restore(data []byte) error {
 	}
 	if v >= 3 {
 		ns.acl = decodeACLState(d)
+		ns.brokerPerm = d.I32()
 	}
 	if err := d.End(); err != nil {
 		return err
 	}
 	s.mu.Lock()
 	s.topics, s.groups, s.offsets, s.delay, s.timer, s.applied = ns.topics, ns.groups, ns.offsets, ns.delay, ns.timer, ns.applied
-	s.txn, s.acl = ns.txn, ns.acl
+	s.txn, s.acl, s.brokerPerm = ns.txn, ns.acl, ns.brokerPerm
 	s.mu.Unlock()
 	return nil
 }

@@ -1,0 +1,120 @@
+package broker
+
+// Admin: broker config. GET_BROKER_CONFIG (26) answers the node's
+// settings as Java properties text (key=value lines) with the DataVersion
+// in ext version, as RocketMQ's getBrokerConfig. UPDATE_BROKER_CONFIG (25)
+// takes properties text; of RocketMQ's keys only brokerPermission may
+// change at run time here, and it is the group's (replicated: a drain
+// holds on every node and across restarts). Other keys are refused by
+// name, the whole update with them.
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"maps"
+	"slices"
+	"strconv"
+	"strings"
+
+	"github.com/raftmq/raftmq/broker/meta"
+	"github.com/raftmq/raftmq/protocol"
+	"github.com/raftmq/raftmq/remoting"
+)
+
+// configAdmin serves the broker-config codes.
+type configAdmin struct {
+	rep    *replica
+	meta   *meta.State
+	tables *tables
+	cfg    *Config
+}
+
+func (a *configAdmin) register(m mux) {
+	m.HandleFunc(remoting.ReqGetBrokerConfig, a.get)
+	m.HandleFunc(remoting.ReqUpdateBrokerConfig, a.rep.leaderOnly(a.update))
+}
+
+// properties is this node's configuration under RocketMQ's names.
+func (a *configAdmin) properties() map[string]string {
+	c := a.cfg
+	return map[string]string{
+		"brokerClusterName":        c.Cluster,
+		"brokerName":               c.BrokerName,
+		"brokerIP1":                a.rep.self.RemotingAddr,
+		"namesrvAddr":              strings.Join(c.NameServers, ";"),
+		"brokerPermission":         strconv.Itoa(int(a.meta.BrokerPermission())),
+		"autoCreateTopicEnable":    strconv.FormatBool(c.AutoCreateTopic),
+		"defaultTopicQueueNums":    strconv.Itoa(int(c.DefaultQueueNums)),
+		"maxMessageSize":           strconv.Itoa(c.MaxMessageSize),
+		"flushDiskType":            c.Store.CommitLog.FlushMode.String(),
+		"messageDelayLevel":        c.MessageDelayLevel,
+		"transactionTimeOut":       strconv.FormatInt(c.TransactionTimeout.Milliseconds(), 10),
+		"transactionCheckInterval": strconv.FormatInt(c.TransactionCheckInterval.Milliseconds(), 10),
+		"transactionCheckMax":      strconv.Itoa(c.TransactionCheckMax),
+		"enablePropertyFilter":     strconv.FormatBool(c.EnablePropertyFilter),
+		"storeReplyMessageEnable":  strconv.FormatBool(c.StoreReplyMessage),
+		"traceTopicEnable":         strconv.FormatBool(c.TraceTopicEnable),
+		"longPollingEnable":        strconv.FormatBool(c.LongPollingEnabled),
+		"storePathRootDir":         c.DataDir,
+		"aclEnable":                strconv.FormatBool(a.meta.ACL().Enabled || c.ACL != nil),
+	}
+}
+
+func (a *configAdmin) get(_ context.Context, _ *remoting.Conn, req *remoting.Command) *remoting.Command {
+	props := a.properties()
+	var sb strings.Builder
+	for _, k := range slices.Sorted(maps.Keys(props)) {
+		fmt.Fprintf(&sb, "%s=%s\n", k, props[k])
+	}
+	resp := okResponse(req)
+	resp.Body = []byte(sb.String())
+	dv, _ := json.Marshal(a.tables.dataVersion())
+	resp.ExtFields["version"] = string(dv)
+	return resp
+}
+
+// parseProperties reads Java properties text: key=value (or key:value)
+// lines, # and ! comments.
+func parseProperties(b []byte) (map[string]string, error) {
+	out := map[string]string{}
+	for n, line := range strings.Split(string(b), "\n") {
+		line = strings.TrimSpace(line)
+		if line == "" || line[0] == '#' || line[0] == '!' {
+			continue
+		}
+		i := strings.IndexAny(line, "=:")
+		if i <= 0 {
+			return nil, fmt.Errorf("line %d %q is not key=value", n+1, line)
+		}
+		out[strings.TrimSpace(line[:i])] = strings.TrimSpace(line[i+1:])
+	}
+	return out, nil
+}
+
+func (a *configAdmin) update(ctx context.Context, _ *remoting.Conn, req *remoting.Command) *remoting.Command {
+	props, err := parseProperties(req.Body)
+	if err != nil {
+		return errResponse(req, remoting.ResSystemError, "UPDATE_BROKER_CONFIG body: %v", err)
+	}
+	var cmds []*meta.BrokerPermissionCommand
+	for _, k := range slices.Sorted(maps.Keys(props)) {
+		v := props[k]
+		switch k {
+		case "brokerPermission":
+			p, err := strconv.Atoi(v)
+			if err != nil || p < 0 || p > protocol.PermReadWrite {
+				return errResponse(req, remoting.ResSystemError, "brokerPermission %q is not a permission (6 read and write, 4 read only, 2 write only)", v)
+			}
+			cmds = append(cmds, &meta.BrokerPermissionCommand{Perm: int32(p)})
+		default:
+			return errResponse(req, remoting.ResSystemError, "the broker config %s cannot change at run time (only brokerPermission can); nothing was changed", k)
+		}
+	}
+	for _, c := range cmds {
+		if _, err := a.rep.propose(ctx, c); err != nil {
+			return a.rep.proposeFailure(ctx, req, err)
+		}
+	}
+	return okResponse(req)
+}
