@@ -33,12 +33,7 @@ func topicFlag() *ucli.StringFlag {
 // bounded by adminTimeout.
 func withAdmin(fn func(ctx context.Context, c *ucli.Context, a *client.Admin) error) ucli.ActionFunc {
 	return func(c *ucli.Context) error {
-		cr, err := credentials(c)
-		if err != nil {
-			return err
-		}
-		a, err := client.NewAdmin(client.WithNameServers(c.String("namesrv")), client.WithRequestTimeout(5*time.Second),
-			client.WithCredentials(cr))
+		a, err := newAdmin(c)
 		if err != nil {
 			return err
 		}
@@ -47,6 +42,16 @@ func withAdmin(fn func(ctx context.Context, c *ucli.Context, a *client.Admin) er
 		defer cancel()
 		return fn(ctx, c, a)
 	}
+}
+
+// newAdmin is the SDK admin client of a command's flags.
+func newAdmin(c *ucli.Context) (*client.Admin, error) {
+	cr, err := credentials(c)
+	if err != nil {
+		return nil, err
+	}
+	return client.NewAdmin(client.WithNameServers(c.String("namesrv")), client.WithRequestTimeout(5*time.Second),
+		client.WithCredentials(cr))
 }
 
 func topicCommand() *ucli.Command {
@@ -156,7 +161,7 @@ func clusterCommand() *ucli.Command {
 			Usage:  "per node: raft role, term, commit and applied index, lag behind the leader",
 			Flags:  []ucli.Flag{namesrvFlag()},
 			Action: withAdmin(clusterStatus),
-		}}, raftCommands()...),
+		}}, append(raftCommands(), drainCommands()...)...),
 	}
 }
 
