@@ -68,8 +68,16 @@ func topicCommand() *ucli.Command {
 					&ucli.IntFlag{Name: "perm", Value: 6, Usage: "permission bits: 4 read, 2 write"},
 					&ucli.StringFlag{Name: "cluster", Aliases: []string{"c"}, Usage: "only this cluster's groups (default all)"},
 					&ucli.BoolFlag{Name: "order", Usage: "mark the topic as ordered"},
+					&ucli.StringFlag{Name: "groups", Aliases: []string{"g"}, Usage: "only these broker groups, comma-separated (default every group of the cluster)"},
 				},
 				Action: withAdmin(topicCreate),
+			},
+			{
+				Name:  "update",
+				Usage: "extend an existing topic onto more broker groups, with its queue count and permission",
+				Flags: []ucli.Flag{namesrvFlag(), topicFlag(),
+					&ucli.StringFlag{Name: "add-group", Required: true, Usage: "broker group(s) to add, comma-separated"}},
+				Action: withAdmin(topicUpdate),
 			},
 			{
 				Name:   "list",
@@ -96,9 +104,17 @@ func topicCommand() *ucli.Command {
 
 func topicCreate(ctx context.Context, c *ucli.Context, a *client.Admin) error {
 	placed, err := a.CreateTopic(ctx, client.TopicConfig{Topic: c.String("topic"), Queues: c.Int("queues"),
-		Perm: c.Int("perm"), Order: c.Bool("order"), Cluster: c.String("cluster")})
+		Perm: c.Int("perm"), Order: c.Bool("order"), Cluster: c.String("cluster"), Groups: splitList(c.String("groups"))})
 	for _, p := range placed {
 		fmt.Fprintf(c.App.Writer, "created topic %s on %s (%s, %d queues)\n", c.String("topic"), p.BrokerName, p.Addr, c.Int("queues"))
+	}
+	return err
+}
+
+func topicUpdate(ctx context.Context, c *ucli.Context, a *client.Admin) error {
+	placed, err := a.ExtendTopic(ctx, c.String("topic"), splitList(c.String("add-group"))...)
+	for _, p := range placed {
+		fmt.Fprintf(c.App.Writer, "topic %s now on %s (%s)\n", c.String("topic"), p.BrokerName, p.Addr)
 	}
 	return err
 }

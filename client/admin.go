@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"maps"
 	"slices"
+	"strings"
 
 	"github.com/raftmq/raftmq/protocol"
 	"github.com/raftmq/raftmq/remoting"
@@ -52,6 +53,9 @@ type TopicConfig struct {
 	Cluster string
 	// BrokerName, if set, creates the topic on that group only.
 	BrokerName string
+	// Groups, if set, creates the topic on exactly these groups; an
+	// unknown one fails the call before anything is created.
+	Groups []string
 }
 
 // Placement is one broker group a topic was created on or deleted from.
@@ -98,6 +102,40 @@ func groups(ci *protocol.ClusterInfo, cluster, name string) []protocol.BrokerDat
 	return out
 }
 
+// namedGroups returns the named broker groups, or an error naming those
+// the cluster info does not hold (in cluster, when set).
+func namedGroups(ci *protocol.ClusterInfo, cluster string, names []string) ([]protocol.BrokerData, error) {
+	var out []protocol.BrokerData
+	var missing []string
+	for _, n := range names {
+		bd, ok := ci.BrokerAddrTable[n]
+		if !ok || (cluster != "" && bd.Cluster != cluster) {
+			missing = append(missing, n)
+			continue
+		}
+		out = append(out, bd)
+	}
+	if len(missing) > 0 {
+		known := slices.Sorted(maps.Keys(ci.BrokerAddrTable))
+		return nil, fmt.Errorf("%w: %s (known: %s)", ErrBrokerNotFound, strings.Join(missing, ", "), strings.Join(known, ", "))
+	}
+	return out, nil
+}
+
+// ExtendTopic creates an existing topic on more broker groups, with the
+// queue count, permission and order flag it has now (read from its
+// route), so producers and consumers spread onto them at their next route
+// refresh.
+func (a *Admin) ExtendTopic(ctx context.Context, topic string, groups ...string) ([]Placement, error) {
+	rd, err := a.Route(ctx, topic)
+	if err != nil {
+		return nil, err
+	}
+	qd := rd.QueueDatas[0]
+	return a.CreateTopic(ctx, TopicConfig{Topic: topic, Queues: int(max(qd.ReadQueueNums, qd.WriteQueueNums)), Perm: int(qd.Perm),
+		Order: rd.OrderTopicConf != "", Groups: groups})
+}
+
 // CreateTopic creates or updates a topic on every selected broker group
 // (each group's leader replicates it) and returns where it was created.
 // A group without a leader address fails the call; earlier groups keep
@@ -111,8 +149,14 @@ func (a *Admin) CreateTopic(ctx context.Context, tc TopicConfig) ([]Placement, e
 	if err != nil {
 		return nil, err
 	}
+	targets := groups(ci, tc.Cluster, tc.BrokerName)
+	if len(tc.Groups) > 0 {
+		if targets, err = namedGroups(ci, tc.Cluster, tc.Groups); err != nil {
+			return nil, err
+		}
+	}
 	var out []Placement
-	for _, bd := range groups(ci, tc.Cluster, tc.BrokerName) {
+	for _, bd := range targets {
 		addr, err := a.callGroup(ctx, bd, func() *remoting.Command {
 			return remoting.NewRequest(remoting.ReqUpdateAndCreateTopic, maps.Clone(ext), nil)
 		})
