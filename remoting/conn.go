@@ -45,6 +45,10 @@ type connOptions struct {
 	admit   func() bool
 	release func()
 	onClose func(*Conn)
+	// detectTLS (a plaintext server) closes a connection that opens with
+	// a TLS ClientHello, naming it; plainClient (a plaintext client)
+	// explains a connection closed before any answer (tls.go).
+	detectTLS, plainClient bool
 }
 
 // Conn is one remoting connection, on either side. It reads frames in one
@@ -158,9 +162,15 @@ func (c *Conn) closeWith(cause error) {
 func (c *Conn) readLoop() {
 	defer c.opts.group.Done()
 	br := bufio.NewReaderSize(c.nc, readBufferSize)
-	for {
+	if c.opts.detectTLS && c.sawTLSHello(br) {
+		return
+	}
+	for first := true; ; first = false {
 		cmd, err := ReadCommand(br, c.opts.maxFrame)
 		if err != nil {
+			if first {
+				err = c.firstReadHint(err)
+			}
 			c.readFailed(err)
 			return
 		}

@@ -2,6 +2,7 @@ package remoting
 
 import (
 	"context"
+	"crypto/tls"
 	"errors"
 	"fmt"
 	"math"
@@ -29,6 +30,13 @@ type ServerConfig struct {
 	// WriteTimeout bounds writing one frame; a peer that stops reading is
 	// disconnected. Default 10 s.
 	WriteTimeout time.Duration
+	// TLS, if set, makes every connection TLS: accepted connections
+	// handshake before their first frame (see tls.go). Nil serves
+	// plaintext, and a TLS ClientHello is refused with a log line.
+	TLS *tls.Config
+	// HandshakeTimeout bounds a TLS handshake; a client that stalls is
+	// disconnected. Zero means DefaultHandshakeTimeout (10 s).
+	HandshakeTimeout time.Duration
 	// Logger receives the server's logs, under the name "remoting". Nil
 	// discards them.
 	Logger hclog.Logger
@@ -62,6 +70,9 @@ func (c ServerConfig) Validate() error {
 	if c.WriteTimeout <= 0 {
 		errs = append(errs, fmt.Errorf("remoting: WriteTimeout %v must be positive", c.WriteTimeout))
 	}
+	if c.HandshakeTimeout < 0 {
+		errs = append(errs, fmt.Errorf("remoting: HandshakeTimeout %v is negative", c.HandshakeTimeout))
+	}
 	return errors.Join(errs...)
 }
 
@@ -89,14 +100,16 @@ type Server struct {
 
 	mu        sync.Mutex
 	listeners map[net.Listener]struct{}
-	conns     map[*Conn]struct{}
-	onClose   []func(*Conn)
-	addr      net.Addr
-	draining  bool
-	active    int           // handlers running, for Shutdown
-	idle      chan struct{} // closed once draining and active == 0
-	idleShut  bool
-	wg        sync.WaitGroup // Serve loops and connection goroutines
+	// handshaking holds TLS connections not yet handshaken (tls.go).
+	handshaking map[net.Conn]struct{}
+	conns       map[*Conn]struct{}
+	onClose     []func(*Conn)
+	addr        net.Addr
+	draining    bool
+	active      int           // handlers running, for Shutdown
+	idle        chan struct{} // closed once draining and active == 0
+	idleShut    bool
+	wg          sync.WaitGroup // Serve loops and connection goroutines
 }
 
 // NewServer returns a server with no handlers; unknown codes are answered
@@ -123,6 +136,7 @@ func NewServer(cfg ServerConfig) (*Server, error) {
 		admit:         s.admit,
 		release:       s.release,
 		onClose:       s.connClosed,
+		detectTLS:     cfg.TLS == nil && cfg.MaxFrameSize < tlsRecordHandshake<<24,
 	}
 	return s, nil
 }
@@ -206,6 +220,10 @@ func (s *Server) acceptLoop(ln net.Listener) error {
 			return fmt.Errorf("remoting: accept: %w", err)
 		}
 		backoff = 0
+		if s.cfg.TLS != nil {
+			s.startHandshake(nc)
+			continue
+		}
 		s.track(nc)
 	}
 }
@@ -282,6 +300,7 @@ func (s *Server) Shutdown(ctx context.Context) error {
 	for _, ln := range lns {
 		_ = ln.Close()
 	}
+	s.closeHandshaking()
 
 	var err error
 	select {
