@@ -27,6 +27,11 @@ type Options struct {
 	Configure func(i int, c *broker.Config)
 	// LogLevel of the nodes' logs written to t.Log (default warn).
 	LogLevel hclog.Level
+	// ConfigureNamesrv, if set, adjusts the name server's config (its
+	// Remoting.TLS, for instance).
+	ConfigureNamesrv func(c *namesrv.Config)
+	// ConfigureClient, if set, adjusts the config of Group.Client.
+	ConfigureClient func(c *remoting.ClientConfig)
 }
 
 // Group is a running name server and broker group.
@@ -73,7 +78,11 @@ func Start(t testing.TB, opts Options) *Group {
 	for i := range g.brokers {
 		g.StartNode(i)
 	}
-	cl, err := remoting.NewClient(remoting.DefaultClientConfig())
+	ccfg := remoting.DefaultClientConfig()
+	if opts.ConfigureClient != nil {
+		opts.ConfigureClient(&ccfg)
+	}
+	cl, err := remoting.NewClient(ccfg)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -114,6 +123,9 @@ func (w testWriter) Write(p []byte) (int, error) {
 func (g *Group) startNamesrv() {
 	cfg := namesrv.DefaultConfig()
 	cfg.Logger = g.logger("namesrv")
+	if g.opts.ConfigureNamesrv != nil {
+		g.opts.ConfigureNamesrv(&cfg)
+	}
 	ns, err := namesrv.New(cfg)
 	if err != nil {
 		g.t.Fatal(err)
