@@ -14,9 +14,6 @@ import (
 
 	"github.com/raftmq/raftmq/broker"
 	"github.com/raftmq/raftmq/broker/brokertest"
-	"github.com/raftmq/raftmq/dledger"
-	"github.com/raftmq/raftmq/internal/tlsconf"
-	"github.com/raftmq/raftmq/namesrv"
 	"github.com/raftmq/raftmq/remoting"
 )
 
@@ -25,36 +22,10 @@ import (
 // server over TLS, a follower forwards a send to the leader over TLS, and
 // /healthz answers over HTTPS.
 func TestTLSEverywhere(t *testing.T) {
-	g, err := tlsconf.Generate(t.TempDir(), []string{"127.0.0.1", "localhost"}, time.Hour)
-	if err != nil {
-		t.Fatal(err)
-	}
-	server := func() *tls.Config {
-		c, err := tlsconf.ServerConfig{CertFile: g.ServerCert, KeyFile: g.ServerKey, CAFile: g.CA, ClientAuth: true}.Server()
-		if err != nil {
-			t.Fatal(err)
-		}
-		return c
-	}
-	peerServer, peerClient, err := tlsconf.Peer(g.ServerCert, g.ServerKey, g.CA, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	client, err := tlsconf.ClientConfig{CAFile: g.CA, CertFile: g.ClientCert, KeyFile: g.ClientKey}.Client()
-	if err != nil {
-		t.Fatal(err)
-	}
-	grp := brokertest.Start(t, brokertest.Options{
-		Configure: func(_ int, c *broker.Config) {
-			c.Remoting.TLS, c.HTTPTLS, c.ClientTLS = server(), server(), peerClient
-			c.HTTPAddr = "127.0.0.1:0"
-			rc := dledger.DefaultConfig()
-			rc.TLSServer, rc.TLSClient = peerServer, peerClient
-			c.Raft = &rc
-		},
-		ConfigureNamesrv: func(c *namesrv.Config) { c.Remoting.TLS = server() },
-		ConfigureClient:  func(c *remoting.ClientConfig) { c.TLS = client },
-	})
+	grp := brokertest.Start(t, brokertest.Options{TLS: true, Configure: func(_ int, c *broker.Config) {
+		c.HTTPAddr = "127.0.0.1:0"
+	}})
+	g := grp.TLS
 	leader := grp.WaitLeader(10 * time.Second)
 	follower := (leader + 1) % grp.Len()
 	if off := send(t, grp, follower, "TlsTopic", 0, "t", "over tls"); off != 0 {
