@@ -3,6 +3,7 @@ package bench
 import (
 	"context"
 	"crypto/rand"
+	"crypto/tls"
 	"errors"
 	"fmt"
 	"io"
@@ -28,7 +29,9 @@ const (
 // DefaultConfig.
 type Config struct {
 	NameServers []string
-	Topic       string
+	// TLS, if set, is the clients' TLS (client.WithTLS).
+	TLS   *tls.Config
+	Topic string
 	// Size is the message body size in bytes.
 	Size int
 	// Clients is the number of producers (produce, e2e) or pull consumers
@@ -170,7 +173,7 @@ func (c *Config) topics() []string {
 // prepareTopics prepares every topic of the workload and returns all their
 // queues.
 func prepareTopics(ctx context.Context, c *Config) ([]client.MessageQueue, error) {
-	adm, err := client.NewAdmin(client.WithNameServers(c.NameServers...))
+	adm, err := client.NewAdmin(client.WithNameServers(c.NameServers...), client.WithTLS(c.TLS))
 	if err != nil {
 		return nil, err
 	}

@@ -33,7 +33,11 @@ func topicFlag() *ucli.StringFlag {
 // bounded by adminTimeout.
 func withAdmin(fn func(ctx context.Context, c *ucli.Context, a *client.Admin) error) ucli.ActionFunc {
 	return func(c *ucli.Context) error {
-		a, err := client.NewAdmin(client.WithNameServers(c.String("namesrv")), client.WithRequestTimeout(5*time.Second))
+		tc, err := clientTLS(c)
+		if err != nil {
+			return err
+		}
+		a, err := client.NewAdmin(client.WithNameServers(c.String("namesrv")), client.WithRequestTimeout(5*time.Second), client.WithTLS(tc))
 		if err != nil {
 			return err
 		}

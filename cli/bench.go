@@ -97,7 +97,13 @@ func benchWorkload(name, usage string, run func(context.Context, bench.Config) (
 				}
 				defer pprof.StopCPUProfile()
 			}
-			res, err := run(ctx, benchConfig(c))
+			cfg := benchConfig(c)
+			tc, err := clientTLS(c)
+			if err != nil {
+				return err
+			}
+			cfg.TLS = tc
+			res, err := run(ctx, cfg)
 			if res != nil {
 				if serr := res.Summary(c.App.Writer); serr != nil {
 					return serr

@@ -17,7 +17,7 @@ import (
 
 func brokerFlags() []ucli.Flag {
 	def, raftDef := broker.DefaultConfig(), dledger.DefaultConfig()
-	return []ucli.Flag{
+	return append([]ucli.Flag{
 		&ucli.StringFlag{Name: "config", Usage: "a key=value file whose keys are these flags' names (flags given on the command line win)"},
 		&ucli.StringFlag{Name: "cluster", Value: def.Cluster, Usage: "cluster name"},
 		&ucli.StringFlag{Name: "broker-name", Value: def.BrokerName, Usage: "broker group name (the same on every node of the group)"},
@@ -43,7 +43,7 @@ func brokerFlags() []ucli.Flag {
 		&ucli.BoolFlag{Name: "trace-topic-enable", Value: def.TraceTopicEnable, Usage: "create RMQ_SYS_TRACE_TOPIC for the clients' message trace (traceTopicEnable)"},
 		&ucli.DurationFlag{Name: "dedupe-window", Value: def.DedupeWindow, Usage: "a send whose unique keys (UNIQ_KEY) were stored this recently is answered with the first send's result and stored once; 0 turns it off"},
 		logLevelFlag(),
-	}
+	}, brokerTLSFlags()...)
 }
 
 // applyConfigFile sets every flag named in the file that was not given on
@@ -134,6 +134,9 @@ func brokerConfig(c *ucli.Context) (broker.Config, error) {
 	}
 	cfg.Store.CommitLog.FlushMode = mode
 	cfg.Logger = newLogger(c, "raftmq")
+	if err := applyBrokerTLS(c, &cfg, &rc); err != nil {
+		return cfg, err
+	}
 	return cfg, cfg.Validate()
 }
 

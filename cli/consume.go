@@ -45,7 +45,11 @@ func consumeAction(c *ucli.Context) error {
 		return fmt.Errorf("--format %q is not text or json", format)
 	}
 	want := c.Int("count")
-	opts := []client.PullConsumerOpt{client.WithNameServers(c.String("namesrv")), client.WithConsumeFrom(from)}
+	tc, err := clientTLS(c)
+	if err != nil {
+		return err
+	}
+	opts := []client.PullConsumerOpt{client.WithNameServers(c.String("namesrv")), client.WithConsumeFrom(from), client.WithTLS(tc)}
 	if want > 0 {
 		opts = append(opts, client.WithPullBatchSize(min(want, client.DefaultPullBatchSize)))
 	}

@@ -34,18 +34,23 @@ func namesrvCommand() *ucli.Command {
 	return &ucli.Command{
 		Name:  "namesrv",
 		Usage: "run a name server",
-		Flags: []ucli.Flag{
+		Flags: append([]ucli.Flag{
 			&ucli.StringFlag{Name: "listen", Value: def.Addr, Usage: "listen address", EnvVars: []string{"RAFTMQ_NAMESRV_LISTEN"}},
 			&ucli.DurationFlag{Name: "broker-timeout", Value: def.BrokerTimeout, Usage: "evict brokers silent for this long"},
 			&ucli.DurationFlag{Name: "scan-interval", Value: def.ScanInterval, Usage: "how often to look for silent brokers"},
 			logLevelFlag(),
-		},
+		}, serverTLSFlags()...),
 		Action: func(c *ucli.Context) error {
 			cfg := namesrv.DefaultConfig()
 			cfg.Addr = c.String("listen")
 			cfg.BrokerTimeout = c.Duration("broker-timeout")
 			cfg.ScanInterval = c.Duration("scan-interval")
 			cfg.Logger = newLogger(c, "raftmq")
+			tc, err := serverTLS(c, cfg.Logger, c.Bool("tls-client-auth"))
+			if err != nil {
+				return err
+			}
+			cfg.Remoting.TLS = tc
 			s, err := namesrv.New(cfg)
 			if err != nil {
 				return err
