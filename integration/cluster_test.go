@@ -22,6 +22,14 @@ type cluster struct {
 	nodes  []*clusterNode
 	peers  string
 	admin  *remoting.Client
+	opts   clusterOpts
+}
+
+// clusterOpts are extra flags of the processes and the admin client's
+// config (TLS, for instance).
+type clusterOpts struct {
+	namesrvArgs, brokerArgs []string
+	admin                   func(*remoting.ClientConfig)
 }
 
 type clusterNode struct {
@@ -31,8 +39,13 @@ type clusterNode struct {
 
 func startCluster(t *testing.T) *cluster {
 	t.Helper()
-	c := &cluster{t: t, nsAddr: "127.0.0.1:" + strconv.Itoa(freePort(t))}
-	c.ns = startProc(t, "namesrv", "--listen", c.nsAddr, "--log-level", "warn")
+	return startClusterWith(t, clusterOpts{})
+}
+
+func startClusterWith(t *testing.T, opts clusterOpts) *cluster {
+	t.Helper()
+	c := &cluster{t: t, nsAddr: "127.0.0.1:" + strconv.Itoa(freePort(t)), opts: opts}
+	c.ns = startProc(t, append([]string{"namesrv", "--listen", c.nsAddr, "--log-level", "warn"}, opts.namesrvArgs...)...)
 	var peers []string
 	for i := 1; i <= 3; i++ {
 		n := &clusterNode{
@@ -48,7 +61,11 @@ func startCluster(t *testing.T) *cluster {
 	for i := range c.nodes {
 		c.start(i)
 	}
-	cl, err := remoting.NewClient(remoting.DefaultClientConfig())
+	acfg := remoting.DefaultClientConfig()
+	if opts.admin != nil {
+		opts.admin(&acfg)
+	}
+	cl, err := remoting.NewClient(acfg)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -61,13 +78,14 @@ func startCluster(t *testing.T) *cluster {
 // start (re)starts node i as a process on its data directory.
 func (c *cluster) start(i int) {
 	n := c.nodes[i]
-	n.p = startProc(c.t, "broker", "--cluster", "itest", "--broker-name", "broker-a", "--node-id", n.id,
+	args := []string{"broker", "--cluster", "itest", "--broker-name", "broker-a", "--node-id", n.id,
 		"--peers", c.peers, "--listen", n.addr, "--data", n.data, "--namesrv", c.nsAddr,
-		"--auto-create-topic", "--segment-size", strconv.Itoa(64<<20), "--log-level", "warn",
+		"--auto-create-topic", "--segment-size", strconv.Itoa(64 << 20), "--log-level", "warn",
 		// Check-backs within a test's time (RocketMQ's 6 s / 30 s defaults
 		// otherwise), with enough of them to outlast the official client's
 		// 30 s heartbeat, which is when a new leader first hears of it.
-		"--transaction-timeout", "1s", "--transaction-check-interval", "1s", "--transaction-check-max", "60")
+		"--transaction-timeout", "1s", "--transaction-check-interval", "1s", "--transaction-check-max", "60"}
+	n.p = startProc(c.t, append(args, c.opts.brokerArgs...)...)
 }
 
 // kill sends SIGKILL to node i and waits for it to die.
