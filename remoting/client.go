@@ -61,6 +61,9 @@ func (c ClientConfig) Validate() error {
 	if c.MaxConcurrentPerConn < 1 {
 		errs = append(errs, fmt.Errorf("remoting: MaxConcurrentPerConn %d must be at least 1", c.MaxConcurrentPerConn))
 	}
+	if c.HandshakeTimeout < 0 {
+		errs = append(errs, fmt.Errorf("remoting: HandshakeTimeout %v is negative", c.HandshakeTimeout))
+	}
 	return errors.Join(errs...)
 }
 
