@@ -19,8 +19,9 @@ import (
 )
 
 // peerHandshakeTimeout bounds a TLS handshake between peers, so a
-// connection that stalls mid-handshake cannot hold a raft handler.
-const peerHandshakeTimeout = 10 * time.Second
+// connection that stalls mid-handshake cannot hold a raft handler. A
+// variable for tests.
+var peerHandshakeTimeout = 10 * time.Second
 
 var _ raft.StreamLayer = (*tlsStreamLayer)(nil)
 
