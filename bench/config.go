@@ -3,6 +3,7 @@ package bench
 import (
 	"context"
 	"crypto/rand"
+	"crypto/tls"
 	"errors"
 	"fmt"
 	"io"
@@ -31,7 +32,9 @@ type Config struct {
 	// Credentials sign every request (ACL); zero: the SDK's default (the
 	// RAFTMQ_ACCESS_KEY environment, else unsigned).
 	Credentials client.Credentials
-	Topic       string
+	// TLS, if set, is the clients' TLS (client.WithTLS).
+	TLS   *tls.Config
+	Topic string
 	// Size is the message body size in bytes.
 	Size int
 	// Clients is the number of producers (produce, e2e) or pull consumers
@@ -173,7 +176,7 @@ func (c *Config) topics() []string {
 // prepareTopics prepares every topic of the workload and returns all their
 // queues.
 func prepareTopics(ctx context.Context, c *Config) ([]client.MessageQueue, error) {
-	adm, err := client.NewAdmin(client.WithNameServers(c.NameServers...), client.WithCredentials(c.Credentials))
+	adm, err := client.NewAdmin(client.WithNameServers(c.NameServers...), client.WithCredentials(c.Credentials), client.WithTLS(c.TLS))
 	if err != nil {
 		return nil, err
 	}

@@ -40,7 +40,7 @@ func startConsumers(ctx context.Context, c *Config, qs []client.MessageQueue, st
 		for j := i; j < len(qs); j += n {
 			mine = append(mine, qs[j])
 		}
-		pc, err := client.NewPullConsumer(group, client.WithNameServers(c.NameServers...), client.WithCredentials(c.Credentials),
+		pc, err := client.NewPullConsumer(group, client.WithNameServers(c.NameServers...), client.WithCredentials(c.Credentials), client.WithTLS(c.TLS),
 			client.WithInstanceName(instance("consumer", i)), client.WithConsumeFrom(client.ConsumeFromFirst()),
 			client.WithPullBatchSize(c.Batch))
 		if err == nil {

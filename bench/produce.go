@@ -49,7 +49,7 @@ func startProducers(ctx context.Context, c *Config, stamp bool) (*producers, err
 		return pr, pr.startTxn(ctx)
 	}
 	for i := range c.Clients {
-		p, err := client.NewProducer("raftmq-bench-producer", client.WithNameServers(c.NameServers...), client.WithCredentials(c.Credentials),
+		p, err := client.NewProducer("raftmq-bench-producer", client.WithNameServers(c.NameServers...), client.WithCredentials(c.Credentials), client.WithTLS(c.TLS),
 			client.WithInstanceName(instance("producer", i)),
 			client.WithCompressThreshold(1<<30))
 		if err == nil {
@@ -82,7 +82,7 @@ func (pr *producers) startTxn(ctx context.Context) error {
 	check := func(context.Context, *message.MessageExt) client.TransactionState { return client.CommitTransaction }
 	for i := range pr.cfg.Clients {
 		p, err := client.NewTransactionProducer("raftmq-bench-txn-producer", commit, check,
-			client.WithNameServers(pr.cfg.NameServers...), client.WithCredentials(pr.cfg.Credentials), client.WithInstanceName(instance("txn-producer", i)),
+			client.WithNameServers(pr.cfg.NameServers...), client.WithCredentials(pr.cfg.Credentials), client.WithTLS(pr.cfg.TLS), client.WithInstanceName(instance("txn-producer", i)),
 			client.WithCompressThreshold(1<<30))
 		if err == nil {
 			err = p.Start(ctx)

@@ -104,6 +104,7 @@ func (b *Broker) openRemoting() error {
 	}
 	ccfg := remoting.DefaultClientConfig()
 	ccfg.Logger = b.log
+	ccfg.TLS = b.cfg.ClientTLS
 	cl, err := remoting.NewClient(ccfg)
 	if err != nil {
 		return err

@@ -1,6 +1,7 @@
 package broker
 
 import (
+	"crypto/tls"
 	"errors"
 	"fmt"
 	"net"
@@ -135,8 +136,16 @@ type Config struct {
 
 	// Raft tunes the group; nil means dledger.DefaultConfig()'s timeouts.
 	Raft *dledger.Config
-	// Remoting configures the client-facing listener.
+	// Remoting configures the client-facing listener; Remoting.TLS puts
+	// it on TLS.
 	Remoting remoting.ServerConfig
+	// ClientTLS, if set, is the TLS of the node's own remoting client: to
+	// the name servers and to the leader it forwards writes to. With
+	// mutual TLS on those ports it must present a certificate. Nil dials
+	// plaintext.
+	ClientTLS *tls.Config
+	// HTTPTLS, if set, serves HTTPAddr over HTTPS.
+	HTTPTLS *tls.Config
 	// Logger is the base logger; nil discards.
 	Logger hclog.Logger
 }

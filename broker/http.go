@@ -8,6 +8,7 @@ package broker
 
 import (
 	"context"
+	"crypto/tls"
 	"errors"
 	"fmt"
 	"io"
@@ -53,6 +54,9 @@ func (b *Broker) startHTTP() {
 	if err != nil {
 		b.log.Error("HTTP listener", "addr", b.cfg.HTTPAddr, "error", err)
 		return
+	}
+	if b.cfg.HTTPTLS != nil {
+		ln = tls.NewListener(ln, b.cfg.HTTPTLS)
 	}
 	b.httpMu.Lock()
 	b.httpAddr = ln.Addr()

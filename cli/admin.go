@@ -50,8 +50,12 @@ func newAdmin(c *ucli.Context) (*client.Admin, error) {
 	if err != nil {
 		return nil, err
 	}
+	tc, err := clientTLS(c)
+	if err != nil {
+		return nil, err
+	}
 	return client.NewAdmin(client.WithNameServers(c.String("namesrv")), client.WithRequestTimeout(5*time.Second),
-		client.WithCredentials(cr))
+		client.WithCredentials(cr), client.WithTLS(tc))
 }
 
 func topicCommand() *ucli.Command {

@@ -31,16 +31,17 @@ func App(out, errOut io.Writer) *ucli.App {
 			}
 			return ucli.ShowAppHelp(c)
 		},
-		Commands: []*ucli.Command{
+		Commands: append([]*ucli.Command{
 			versionCommand(),
 			namesrvCommand(),
 			withProfiling(brokerCommand()),
 			devCommand(),
+		}, withClientTLS(
 			topicCommand(),
 			clusterCommand(),
 			groupCommand(), messageCommand(), sendCommand(), consumeCommand(),
 			benchCommand(), aclCommand(),
-		},
+		)...),
 	}
 	addCredentialFlags(app.Commands)
 	return app

@@ -103,6 +103,11 @@ func benchWorkload(name, usage string, run func(context.Context, bench.Config) (
 				return err
 			}
 			cfg.Credentials = cr
+			tc, err := clientTLS(c)
+			if err != nil {
+				return err
+			}
+			cfg.TLS = tc
 			res, err := run(ctx, cfg)
 			if res != nil {
 				if serr := res.Summary(c.App.Writer); serr != nil {

@@ -46,7 +46,8 @@ func brokerFlags() []ucli.Flag {
 		&ucli.DurationFlag{Name: "dedupe-window", Value: def.DedupeWindow, Usage: "a send whose unique keys (UNIQ_KEY) were stored this recently is answered with the first send's result and stored once; 0 turns it off"},
 		logLevelFlag(),
 	}
-	return append(flags, limitFlags()...)
+	flags = append(flags, limitFlags()...)
+	return append(flags, brokerTLSFlags()...)
 }
 
 // applyConfigFile sets every flag named in the file that was not given on
@@ -145,6 +146,9 @@ func brokerConfig(c *ucli.Context) (broker.Config, error) {
 	}
 	cfg.Store.CommitLog.FlushMode = mode
 	cfg.Logger = newLogger(c, "raftmq")
+	if err := applyBrokerTLS(c, &cfg, &rc); err != nil {
+		return cfg, err
+	}
 	return cfg, cfg.Validate()
 }
 

@@ -14,10 +14,12 @@ import (
 func drainCommands() []*ucli.Command {
 	return []*ucli.Command{
 		{
-			Name:   "wipe-write-perm",
-			Usage:  "stop a broker group taking sends (replicated brokerPermission=4, and every name server's routes at once)",
-			Flags:  []ucli.Flag{namesrvFlag(), brokerNameFlag()},
-			Action: withAdmin(func(ctx context.Context, c *ucli.Context, a *client.Admin) error { return setWritable(ctx, c, a, false) }),
+			Name:  "wipe-write-perm",
+			Usage: "stop a broker group taking sends (replicated brokerPermission=4, and every name server's routes at once)",
+			Flags: []ucli.Flag{namesrvFlag(), brokerNameFlag()},
+			Action: withAdmin(func(ctx context.Context, c *ucli.Context, a *client.Admin) error {
+				return setWritable(ctx, c, a, false)
+			}),
 		},
 		{
 			Name:   "add-write-perm",

@@ -49,7 +49,11 @@ func consumeAction(c *ucli.Context) error {
 	if err != nil {
 		return err
 	}
-	opts := []client.PullConsumerOpt{client.WithNameServers(c.String("namesrv")), client.WithConsumeFrom(from), client.WithCredentials(cr)}
+	tc, err := clientTLS(c)
+	if err != nil {
+		return err
+	}
+	opts := []client.PullConsumerOpt{client.WithNameServers(c.String("namesrv")), client.WithConsumeFrom(from), client.WithCredentials(cr), client.WithTLS(tc)}
 	if want > 0 {
 		opts = append(opts, client.WithPullBatchSize(min(want, client.DefaultPullBatchSize)))
 	}

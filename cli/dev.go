@@ -34,6 +34,7 @@ func devCommand() *ucli.Command {
 			&ucli.IntFlag{Name: "http-port", Value: 10980, Usage: "first broker's /healthz and /metrics port; nodes use it +0, +10, +20; 0 = off"},
 			&ucli.StringFlag{Name: "flush", Value: "SYNC_FLUSH", Usage: "SYNC_FLUSH or ASYNC_FLUSH"},
 			&ucli.StringFlag{Name: "log-level", Value: "warn", Usage: "trace, debug, info, warn or error"},
+			&ucli.BoolFlag{Name: "tls", Usage: "TLS on every port, raft included, with a throwaway CA and certificates generated in <data>/tls"},
 		},
 		Action: runDev,
 	}
@@ -46,6 +47,7 @@ type devCluster struct {
 	httpAddr string // the first node's; the others follow at +10, +20
 	brokers  []*broker.Broker
 	errc     chan error
+	tls      *devTLS // nil without --tls
 }
 
 func runDev(c *ucli.Context) error {
@@ -77,8 +79,16 @@ func startDev(c *ucli.Context) (*devCluster, error) {
 	}
 	logger := newLogger(c, "raftmq")
 	dc := &devCluster{nsAddr: net.JoinHostPort(host, strconv.Itoa(c.Int("namesrv-port"))), errc: make(chan error, devNodes+1)}
+	if c.Bool("tls") {
+		if dc.tls, err = newDevTLS(c.String("data"), host, logger); err != nil {
+			return nil, fmt.Errorf("dev --tls: %w", err)
+		}
+	}
 	nsCfg := namesrv.DefaultConfig()
 	nsCfg.Addr, nsCfg.Logger = dc.nsAddr, logger
+	if dc.tls != nil {
+		nsCfg.Remoting.TLS = dc.tls.server
+	}
 	if dc.ns, err = namesrv.New(nsCfg); err != nil {
 		return nil, err
 	}
@@ -104,6 +114,9 @@ func startDev(c *ucli.Context) (*devCluster, error) {
 			}
 		}
 		cfg.Logger = logger.Named(p.ID)
+		if dc.tls != nil {
+			dc.tls.configure(&cfg)
+		}
 		b, err := broker.New(cfg)
 		if err != nil {
 			dc.shutdown()
@@ -174,7 +187,13 @@ func printDevBanner(w io.Writer, dc *devCluster, data string) {
 		}
 		fmt.Fprintf(w, "  broker-a %s   %s  (raft %s, %s)\n", b.Node().ID(), b.AdvertisedAddr(), b.Node().Addr(), role)
 	}
-	fmt.Fprintf(w, "\nConnect any RocketMQ 4.x client with name server %s (NAMESRV_ADDR=%s).\n", dc.nsAddr, dc.nsAddr)
+	fmt.Fprintln(w)
+	if dc.tls != nil {
+		dc.tls.printBanner(w, dc.nsAddr, dc.httpAddr)
+		fmt.Fprintf(w, "Stop with Ctrl-C; data stays in %s.\n", data)
+		return
+	}
+	fmt.Fprintf(w, "Connect any RocketMQ 4.x client with name server %s (NAMESRV_ADDR=%s).\n", dc.nsAddr, dc.nsAddr)
 	fmt.Fprintf(w, "Send and consume:\n")
 	fmt.Fprintf(w, "  raftmq send    --namesrv %s --topic TopicTest --body hello --count 3\n", dc.nsAddr)
 	fmt.Fprintf(w, "  raftmq consume --namesrv %s --topic TopicTest --group demo --from first --count 3\n", dc.nsAddr)

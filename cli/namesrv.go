@@ -50,9 +50,15 @@ func namesrvCommand() *ucli.Command {
 			&ucli.DurationFlag{Name: "broker-timeout", Value: def.BrokerTimeout, Usage: "evict brokers silent for this long"},
 			&ucli.DurationFlag{Name: "scan-interval", Value: def.ScanInterval, Usage: "how often to look for silent brokers"},
 			logLevelFlag(),
-		}, limitFlags()...),
+		}, append(limitFlags(), serverTLSFlags()...)...),
 		Action: func(c *ucli.Context) error {
-			s, err := namesrv.New(namesrvConfig(c))
+			cfg := namesrvConfig(c)
+			tc, err := serverTLS(c, cfg.Logger, c.Bool("tls-client-auth"))
+			if err != nil {
+				return err
+			}
+			cfg.Remoting.TLS = tc
+			s, err := namesrv.New(cfg)
 			if err != nil {
 				return err
 			}

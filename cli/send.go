@@ -44,8 +44,12 @@ func sendAction(c *ucli.Context) error {
 	if err != nil {
 		return err
 	}
+	tc, err := clientTLS(c)
+	if err != nil {
+		return err
+	}
 	p, err := client.NewProducer(c.String("group"), client.WithNameServers(c.String("namesrv")),
-		client.WithSendTimeout(c.Duration("timeout")), client.WithCredentials(cr))
+		client.WithSendTimeout(c.Duration("timeout")), client.WithCredentials(cr), client.WithTLS(tc))
 	if err != nil {
 		return err
 	}

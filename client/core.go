@@ -50,6 +50,7 @@ type core struct {
 func newCore(cfg *config, name string) (*core, error) {
 	rcfg := remoting.DefaultClientConfig()
 	rcfg.DialTimeout = cfg.dialTimeout
+	rcfg.TLS = cfg.tls
 	rcfg.Logger = cfg.logger.Named("remoting")
 	remote, err := remoting.NewClient(rcfg)
 	if err != nil {

@@ -24,7 +24,7 @@
 // an empty or invalid group is an ErrInvalidOption. The rest is
 // configured by functional options typed by the kind of client they apply
 // to, so that one a kind does not read is a compile error: an Opt
-// (WithNameServers, WithLogger, WithRequestTimeout, ...) goes to any
+// (WithNameServers, WithLogger, WithRequestTimeout, WithTLS, ...) goes to any
 // constructor, a MemberOpt (WithInstanceName, WithHeartbeatInterval,
 // WithRouteRefreshInterval) to a producer or a consumer but not to an
 // Admin, which runs no loops, a SendOpt (WithSendTimeout, WithSelector,

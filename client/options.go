@@ -1,6 +1,7 @@
 package client
 
 import (
+	"crypto/tls"
 	"fmt"
 	"os"
 	"strconv"
@@ -105,6 +106,7 @@ type config struct {
 	heartbeat      time.Duration
 	traceTopic     string       // "" unless WithTrace (trace.go)
 	credentials    *Credentials // nil: unsigned (credentials.go)
+	tls            *tls.Config
 }
 
 // Defaults of the common options, as named in their doc comments.
@@ -221,6 +223,16 @@ func WithRequestTimeout(d time.Duration) Opt {
 // WithDialTimeout bounds connecting to one address. Default 2 s.
 func WithDialTimeout(d time.Duration) Opt {
 	return opt(func(c *config) { c.dialTimeout = d })
+}
+
+// WithTLS makes the client dial every name server and broker with TLS,
+// verifying them and presenting a certificate as cfg says (build one from
+// PEM files with crypto/tls, or accept any server with
+// InsecureSkipVerify for a test setup). An empty ServerName verifies the
+// host of the address dialled, so certificates must name the addresses
+// the name servers and the routes give. Default nil: plaintext.
+func WithTLS(cfg *tls.Config) Opt {
+	return opt(func(c *config) { c.tls = cfg })
 }
 
 // WithRouteRefreshInterval sets how often the routes of the topics in use

@@ -1,6 +1,7 @@
 package dledger
 
 import (
+	"crypto/tls"
 	"errors"
 	"fmt"
 	"maps"
@@ -51,6 +52,13 @@ type Config struct {
 	// transport to cut links). The node closes it on Close if it is a
 	// raft.WithClose.
 	Transport raft.Transport
+	// TLSServer and TLSClient, both or neither, put the raft transport
+	// over TLS (tls.go): TLSServer for the connections peers open to this
+	// node (require and verify a client certificate for mutual TLS),
+	// TLSClient for the ones this node opens (its certificate, and the CA
+	// the peers' certificates must chain to; they are verified against
+	// the host of their raft address). Ignored with Transport.
+	TLSServer, TLSClient *tls.Config
 
 	// Dispatcher receives the messages of every applied put entry (the
 	// message store's consumequeue and index); nil drops them.
@@ -165,6 +173,9 @@ func (c *Config) Validate() error {
 		if _, _, err := net.SplitHostPort(c.RaftAddr); err != nil {
 			bad("RaftAddr %q: %v", c.RaftAddr, err)
 		}
+	}
+	if (c.TLSServer == nil) != (c.TLSClient == nil) {
+		bad("TLSServer and TLSClient must be set together")
 	}
 	if c.DataDir == "" && (c.StableStore == nil || c.SnapshotStore == nil) {
 		bad("DataDir is empty")

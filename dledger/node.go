@@ -182,6 +182,16 @@ func (n *Node) openTransport() error {
 		}
 		adv = a
 	}
+	if cfg.TLSServer != nil {
+		sl, err := newTLSStreamLayer(cfg.RaftAddr, adv, cfg.TLSServer, cfg.TLSClient, n.log)
+		if err != nil {
+			return fmt.Errorf("dledger: raft TLS transport: %w", err)
+		}
+		n.trans = raft.NewNetworkTransportWithConfig(&raft.NetworkTransportConfig{
+			Stream: sl, MaxPool: 3, Timeout: 10 * time.Second, Logger: n.log,
+		})
+		return nil
+	}
 	t, err := raft.NewTCPTransportWithLogger(cfg.RaftAddr, adv, 3, 10*time.Second, n.log)
 	if err != nil {
 		return fmt.Errorf("dledger: raft transport: %w", err)

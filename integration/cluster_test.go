@@ -22,16 +22,16 @@ type cluster struct {
 	nodes  []*clusterNode
 	peers  string
 	admin  *remoting.Client
-	// extra are more broker flags; sign, when set, signs the requests the
-	// harness itself makes (an ACL admin account).
-	extra []string
-	sign  func(*remoting.Command)
+	opts   clusterOpts
 }
 
-// clusterOpts change what startClusterWith starts.
+// clusterOpts are extra flags of the processes, the admin client's config
+// (TLS, for instance) and, when set, how the harness signs its own
+// requests (an ACL admin account).
 type clusterOpts struct {
-	brokerArgs []string
-	sign       func(*remoting.Command)
+	namesrvArgs, brokerArgs []string
+	admin                   func(*remoting.ClientConfig)
+	sign                    func(*remoting.Command)
 }
 
 type clusterNode struct {
@@ -44,10 +44,10 @@ func startCluster(t *testing.T) *cluster {
 	return startClusterWith(t, clusterOpts{})
 }
 
-func startClusterWith(t *testing.T, o clusterOpts) *cluster {
+func startClusterWith(t *testing.T, opts clusterOpts) *cluster {
 	t.Helper()
-	c := &cluster{t: t, nsAddr: "127.0.0.1:" + strconv.Itoa(freePort(t)), extra: o.brokerArgs, sign: o.sign}
-	c.ns = startProc(t, "namesrv", "--listen", c.nsAddr, "--log-level", "warn")
+	c := &cluster{t: t, nsAddr: "127.0.0.1:" + strconv.Itoa(freePort(t)), opts: opts}
+	c.ns = startProc(t, append([]string{"namesrv", "--listen", c.nsAddr, "--log-level", "warn"}, opts.namesrvArgs...)...)
 	var peers []string
 	for i := 1; i <= 3; i++ {
 		n := &clusterNode{
@@ -63,7 +63,11 @@ func startClusterWith(t *testing.T, o clusterOpts) *cluster {
 	for i := range c.nodes {
 		c.start(i)
 	}
-	cl, err := remoting.NewClient(remoting.DefaultClientConfig())
+	acfg := remoting.DefaultClientConfig()
+	if opts.admin != nil {
+		opts.admin(&acfg)
+	}
+	cl, err := remoting.NewClient(acfg)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -83,14 +87,14 @@ func (c *cluster) start(i int) {
 		// otherwise), with enough of them to outlast the official client's
 		// 30 s heartbeat, which is when a new leader first hears of it.
 		"--transaction-timeout", "1s", "--transaction-check-interval", "1s", "--transaction-check-max", "60"}
-	n.p = startProc(c.t, append(args, c.extra...)...)
+	n.p = startProc(c.t, append(args, c.opts.brokerArgs...)...)
 }
 
 // invoke sends one harness request to addr, signed when the cluster
 // runs an ACL.
 func (c *cluster) invoke(ctx context.Context, addr string, req *remoting.Command) (*remoting.Command, error) {
-	if c.sign != nil {
-		c.sign(req)
+	if c.opts.sign != nil {
+		c.opts.sign(req)
 	}
 	return c.admin.Invoke(ctx, addr, req)
 }

@@ -19,16 +19,16 @@ import (
 	"github.com/raftmq/raftmq/remoting"
 )
 
-func newOfficialProducer(t *testing.T, nsAddr, group string) rocketmq.Producer {
+func newOfficialProducer(t *testing.T, nsAddr, group string, extra ...producer.Option) rocketmq.Producer {
 	t.Helper()
 	rlog.SetLogLevel("error")
-	p, err := rocketmq.NewProducer(
+	p, err := rocketmq.NewProducer(append([]producer.Option{
 		producer.WithNsResolver(primitive.NewPassthroughResolver([]string{nsAddr})),
 		producer.WithGroupName(group),
 		producer.WithInstanceName(fmt.Sprintf("%s-%d", group, time.Now().UnixNano())),
 		producer.WithRetry(2),
-		producer.WithSendMsgTimeout(5*time.Second),
-	)
+		producer.WithSendMsgTimeout(5 * time.Second),
+	}, extra...)...)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -67,13 +67,13 @@ func startOfficialConsumer(t *testing.T, ns, group, topic string, sel consumer.M
 // consumeAll runs an official push consumer (clustering, from the first
 // offset) on topic until want(idx) has seen every index or d passes; it
 // returns the messages by their "idx" property.
-func consumeAll(t *testing.T, nsAddr, topic, group string, want map[int]bool, d time.Duration) map[int]*primitive.MessageExt {
+func consumeAll(t *testing.T, nsAddr, topic, group string, want map[int]bool, d time.Duration, extra ...consumer.Option) map[int]*primitive.MessageExt {
 	t.Helper()
-	return consumeSelected(t, nsAddr, topic, group, consumer.MessageSelector{Type: consumer.TAG, Expression: "*"}, want, d)
+	return consumeSelected(t, nsAddr, topic, group, consumer.MessageSelector{Type: consumer.TAG, Expression: "*"}, want, d, extra...)
 }
 
 // consumeSelected is consumeAll with a subscription selector.
-func consumeSelected(t *testing.T, nsAddr, topic, group string, sel consumer.MessageSelector, want map[int]bool, d time.Duration) map[int]*primitive.MessageExt {
+func consumeSelected(t *testing.T, nsAddr, topic, group string, sel consumer.MessageSelector, want map[int]bool, d time.Duration, extra ...consumer.Option) map[int]*primitive.MessageExt {
 	t.Helper()
 	var mu sync.Mutex
 	got := map[int]*primitive.MessageExt{}
@@ -102,7 +102,7 @@ func consumeSelected(t *testing.T, nsAddr, topic, group string, sel consumer.Mes
 				close(done)
 			}
 			return consumer.ConsumeSuccess, nil
-		}, consumer.WithConsumeMessageBatchMaxSize(32))
+		}, append([]consumer.Option{consumer.WithConsumeMessageBatchMaxSize(32)}, extra...)...)
 	defer c.Shutdown()
 	select {
 	case <-done:

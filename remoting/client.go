@@ -2,6 +2,7 @@ package remoting
 
 import (
 	"context"
+	"crypto/tls"
 	"errors"
 	"fmt"
 	"net"
@@ -23,6 +24,14 @@ type ClientConfig struct {
 	// MaxConcurrentPerConn bounds the handlers running for server-initiated
 	// requests on one connection. Default 64.
 	MaxConcurrentPerConn int
+	// TLS, if set, makes every connection TLS: dialled connections
+	// handshake before their first frame, verifying the server as the
+	// config says (an empty ServerName means the host of the address).
+	// Nil dials plaintext.
+	TLS *tls.Config
+	// HandshakeTimeout bounds a TLS handshake, within the call's own
+	// deadline. Zero means DefaultHandshakeTimeout (10 s).
+	HandshakeTimeout time.Duration
 	// Logger receives the client's logs, under the name "remoting". Nil
 	// discards them.
 	Logger hclog.Logger
@@ -51,6 +60,9 @@ func (c ClientConfig) Validate() error {
 	}
 	if c.MaxConcurrentPerConn < 1 {
 		errs = append(errs, fmt.Errorf("remoting: MaxConcurrentPerConn %d must be at least 1", c.MaxConcurrentPerConn))
+	}
+	if c.HandshakeTimeout < 0 {
+		errs = append(errs, fmt.Errorf("remoting: HandshakeTimeout %v is negative", c.HandshakeTimeout))
 	}
 	return errors.Join(errs...)
 }
@@ -92,6 +104,7 @@ func NewClient(cfg ClientConfig) (*Client, error) {
 		logger:        cl.log,
 		mux:           &cl.mux,
 		group:         &cl.wg,
+		plainClient:   cfg.TLS == nil,
 	}
 	return cl, nil
 }
@@ -172,6 +185,14 @@ func (cl *Client) conn(ctx context.Context, addr string) (*Conn, error) {
 	nc, err := d.DialContext(ctx, "tcp", addr)
 	if err != nil {
 		return nil, fmt.Errorf("remoting: dial %s: %w", addr, err)
+	}
+	if cl.cfg.TLS != nil {
+		tc, err := clientHandshake(ctx, nc, addr, cl.cfg.TLS, cl.cfg.HandshakeTimeout)
+		if err != nil {
+			cl.log.Warn("TLS handshake failed", "addr", addr, "error", err)
+			return nil, err
+		}
+		nc = tc
 	}
 	c := newConn(nc, &cl.opts)
 	cl.mu.Lock()

@@ -47,6 +47,10 @@ type connOptions struct {
 	onClose func(*Conn)
 	// limits is the server's Limits state; nil on a Client's connections.
 	limits *limiter
+	// detectTLS (a plaintext server) closes a connection that opens with
+	// a TLS ClientHello, naming it; plainClient (a plaintext client)
+	// explains a connection closed before any answer (tls.go).
+	detectTLS, plainClient bool
 }
 
 // Conn is one remoting connection, on either side. It reads frames in one
@@ -161,13 +165,19 @@ func (c *Conn) closeWith(cause error) {
 func (c *Conn) readLoop() {
 	defer c.opts.group.Done()
 	br := bufio.NewReaderSize(c.nc, readBufferSize)
-	for {
+	if c.opts.detectTLS && c.sawTLSHello(br) {
+		return
+	}
+	for first := true; ; first = false {
 		err := c.awaitFrame(br)
 		var cmd *Command
 		if err == nil {
 			cmd, err = readCommand(br, c.opts.maxFrame, c.opts.maxHeader())
 		}
 		if err != nil {
+			if first {
+				err = c.firstReadHint(err)
+			}
 			c.readFailed(err)
 			return
 		}

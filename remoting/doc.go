@@ -29,6 +29,14 @@
 // connection that sends any of these is closed: after a framing error the
 // stream cannot be resynchronised.
 //
+// # TLS
+//
+// With ServerConfig.TLS or ClientConfig.TLS the same frames travel inside
+// TLS (tls.go). A plaintext server recognises a TLS ClientHello by its
+// first two bytes (0x16 handshake record, 0x03 version major; as a frame
+// length that is over 369 MB) and closes the connection with a log line
+// naming the mismatch instead of reporting an oversized frame.
+//
 // # JSON header (serialize type 0)
 //
 // What the official Go client sends, and what we write: exactly the bytes

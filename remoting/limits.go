@@ -252,6 +252,16 @@ func (l *limiter) refuseConn(nc net.Conn, reason error, wg *sync.WaitGroup) {
 	}()
 }
 
+// refuseConnClosing counts, logs and closes a refused connection without
+// a refusal frame (a TLS port: the client is waiting for a handshake).
+func (l *limiter) refuseConnClosing(nc net.Conn, reason error) {
+	l.refusedConns.Add(1)
+	if ok, suppressed := l.connLog.allow(time.Now()); ok {
+		l.log.Warn("refusing connection", "remote", nc.RemoteAddr().String(), "reason", reason.Error(), "suppressed", suppressed)
+	}
+	_ = nc.Close()
+}
+
 func (l *limiter) startLinger(nc net.Conn) bool {
 	l.mu.Lock()
 	defer l.mu.Unlock()

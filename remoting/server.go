@@ -2,6 +2,7 @@ package remoting
 
 import (
 	"context"
+	"crypto/tls"
 	"errors"
 	"fmt"
 	"math"
@@ -32,6 +33,13 @@ type ServerConfig struct {
 	// Limits bounds connections per IP and in total, each connection's
 	// request rate, header size and idle time. Default DefaultLimits().
 	Limits Limits
+	// TLS, if set, makes every connection TLS: accepted connections
+	// handshake before their first frame (see tls.go). Nil serves
+	// plaintext, and a TLS ClientHello is refused with a log line.
+	TLS *tls.Config
+	// HandshakeTimeout bounds a TLS handshake; a client that stalls is
+	// disconnected. Zero means DefaultHandshakeTimeout (10 s).
+	HandshakeTimeout time.Duration
 	// Logger receives the server's logs, under the name "remoting". Nil
 	// discards them.
 	Logger hclog.Logger
@@ -67,6 +75,9 @@ func (c ServerConfig) Validate() error {
 		errs = append(errs, fmt.Errorf("remoting: WriteTimeout %v must be positive", c.WriteTimeout))
 	}
 	errs = append(errs, c.Limits.validate()...)
+	if c.HandshakeTimeout < 0 {
+		errs = append(errs, fmt.Errorf("remoting: HandshakeTimeout %v is negative", c.HandshakeTimeout))
+	}
 	return errors.Join(errs...)
 }
 
@@ -94,14 +105,16 @@ type Server struct {
 
 	mu        sync.Mutex
 	listeners map[net.Listener]struct{}
-	conns     map[*Conn]struct{}
-	onClose   []func(*Conn)
-	addr      net.Addr
-	draining  bool
-	active    int           // handlers running, for Shutdown
-	idle      chan struct{} // closed once draining and active == 0
-	idleShut  bool
-	wg        sync.WaitGroup // Serve loops and connection goroutines
+	// handshaking holds TLS connections not yet handshaken (tls.go).
+	handshaking map[net.Conn]struct{}
+	conns       map[*Conn]struct{}
+	onClose     []func(*Conn)
+	addr        net.Addr
+	draining    bool
+	active      int           // handlers running, for Shutdown
+	idle        chan struct{} // closed once draining and active == 0
+	idleShut    bool
+	wg          sync.WaitGroup // Serve loops and connection goroutines
 }
 
 // NewServer returns a server with no handlers; unknown codes are answered
@@ -129,6 +142,7 @@ func NewServer(cfg ServerConfig) (*Server, error) {
 		release:       s.release,
 		onClose:       s.connClosed,
 		limits:        newLimiter(cfg.Limits, s.log),
+		detectTLS:     cfg.TLS == nil && cfg.MaxFrameSize < tlsRecordHandshake<<24,
 	}
 	return s, nil
 }
@@ -212,16 +226,29 @@ func (s *Server) acceptLoop(ln net.Listener) error {
 			return fmt.Errorf("remoting: accept: %w", err)
 		}
 		backoff = 0
-		s.track(nc)
+		// Connection limits come before a TLS handshake, so connections
+		// still handshaking count and an abusive address costs no
+		// handshake CPU.
+		ip := remoteIP(nc.RemoteAddr())
+		if err := s.opts.limits.admitConn(ip); err != nil {
+			if s.cfg.TLS != nil {
+				s.opts.limits.refuseConnClosing(nc, err) // a plaintext frame would only garble a TLS handshake
+			} else {
+				s.opts.limits.refuseConn(nc, err, &s.wg)
+			}
+			continue
+		}
+		if s.cfg.TLS != nil {
+			s.startHandshake(nc, ip)
+			continue
+		}
+		s.track(nc, ip)
 	}
 }
 
-func (s *Server) track(nc net.Conn) {
-	ip := remoteIP(nc.RemoteAddr())
-	if err := s.opts.limits.admitConn(ip); err != nil {
-		s.opts.limits.refuseConn(nc, err, &s.wg)
-		return
-	}
+// track serves an admitted connection (its place under the limits taken
+// for ip).
+func (s *Server) track(nc net.Conn, ip string) {
 	c := newConn(nc, &s.opts)
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -295,6 +322,7 @@ func (s *Server) Shutdown(ctx context.Context) error {
 	for _, ln := range lns {
 		_ = ln.Close()
 	}
+	s.closeHandshaking()
 
 	var err error
 	select {

@@ -15,6 +15,7 @@ import (
 	"github.com/hashicorp/go-hclog"
 
 	"github.com/raftmq/raftmq/broker"
+	"github.com/raftmq/raftmq/internal/tlsconf"
 	"github.com/raftmq/raftmq/namesrv"
 	"github.com/raftmq/raftmq/remoting"
 )
@@ -27,6 +28,15 @@ type Options struct {
 	Configure func(i int, c *broker.Config)
 	// LogLevel of the nodes' logs written to t.Log (default warn).
 	LogLevel hclog.Level
+	// TLS runs everything over mutual TLS with certificates of a
+	// throwaway CA (Group.TLS names the files): the name server, the
+	// client ports, HTTP, the nodes' own clients, raft, and Group.Client.
+	TLS bool
+	// ConfigureNamesrv, if set, adjusts the name server's config (its
+	// Remoting.TLS, for instance).
+	ConfigureNamesrv func(c *namesrv.Config)
+	// ConfigureClient, if set, adjusts the config of Group.Client.
+	ConfigureClient func(c *remoting.ClientConfig)
 }
 
 // Group is a running name server and broker group.
@@ -41,6 +51,9 @@ type Group struct {
 	mu      sync.Mutex
 	brokers []*running
 	Client  *remoting.Client
+	// TLS names the certificate files with Options.TLS.
+	TLS tlsconf.Generated
+	tls *tlsConfigs
 }
 
 type running struct {
@@ -59,6 +72,9 @@ func Start(t testing.TB, opts Options) *Group {
 		opts.LogLevel = hclog.Warn
 	}
 	g := &Group{t: t, opts: opts}
+	if opts.TLS {
+		g.setupTLS()
+	}
 	g.startNamesrv()
 	addrs := freeAddrs(t, 2*opts.Nodes)
 	for i := 0; i < opts.Nodes; i++ {
@@ -73,7 +89,14 @@ func Start(t testing.TB, opts Options) *Group {
 	for i := range g.brokers {
 		g.StartNode(i)
 	}
-	cl, err := remoting.NewClient(remoting.DefaultClientConfig())
+	ccfg := remoting.DefaultClientConfig()
+	if g.tls != nil {
+		ccfg.TLS = g.tls.client
+	}
+	if opts.ConfigureClient != nil {
+		opts.ConfigureClient(&ccfg)
+	}
+	cl, err := remoting.NewClient(ccfg)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -114,6 +137,12 @@ func (w testWriter) Write(p []byte) (int, error) {
 func (g *Group) startNamesrv() {
 	cfg := namesrv.DefaultConfig()
 	cfg.Logger = g.logger("namesrv")
+	if g.tls != nil {
+		cfg.Remoting.TLS = g.tls.server
+	}
+	if g.opts.ConfigureNamesrv != nil {
+		g.opts.ConfigureNamesrv(&cfg)
+	}
 	ns, err := namesrv.New(cfg)
 	if err != nil {
 		g.t.Fatal(err)
@@ -139,6 +168,9 @@ func (g *Group) Config(i int) broker.Config {
 	c.Store.Index.SlotNum, c.Store.Index.IndexNum = 1024, 4096
 	c.Store.CommitLog.SegmentSize = 8 << 20
 	c.Logger = g.logger(c.NodeID)
+	if g.tls != nil {
+		g.tls.configure(&c)
+	}
 	if g.opts.Configure != nil {
 		g.opts.Configure(i, &c)
 	}
