@@ -262,6 +262,9 @@ func (b *Broker) startBackground() {
 	// (the point raft replays from) and replay fills in what a crash lost.
 }
 
+// Config is the configuration the broker was built with.
+func (b *Broker) Config() Config { return b.cfg }
+
 // Node is the broker's raft node (admin and tests).
 func (b *Broker) Node() *dledger.Node { return b.node }
 

@@ -11,10 +11,14 @@ import (
 	"sync"
 	"time"
 
+	"github.com/hashicorp/go-hclog"
 	ucli "github.com/urfave/cli/v2"
 
 	"github.com/raftmq/raftmq/broker"
+	"github.com/raftmq/raftmq/broker/acl"
+	"github.com/raftmq/raftmq/commitlog"
 	"github.com/raftmq/raftmq/namesrv"
+	"github.com/raftmq/raftmq/protocol"
 	"github.com/raftmq/raftmq/remoting"
 )
 
@@ -34,6 +38,8 @@ func devCommand() *ucli.Command {
 			&ucli.IntFlag{Name: "http-port", Value: 10980, Usage: "first broker's /healthz and /metrics port; nodes use it +0, +10, +20; 0 = off"},
 			&ucli.StringFlag{Name: "flush", Value: "SYNC_FLUSH", Usage: "SYNC_FLUSH or ASYNC_FLUSH"},
 			&ucli.StringFlag{Name: "log-level", Value: "warn", Usage: "trace, debug, info, warn or error"},
+			&ucli.IntFlag{Name: "groups", Value: 1, Usage: "broker groups (3 nodes each) under the name server: broker-a, broker-b, …; group g's ports are the flags' +100·g"},
+			&ucli.StringFlag{Name: "acl", Usage: "seed every group's ACL from this plain_acl.yml (clients then need credentials)"},
 			&ucli.BoolFlag{Name: "tls", Usage: "TLS on every port, raft included, with a throwaway CA and certificates generated in <data>/tls"},
 		},
 		Action: runDev,
@@ -78,7 +84,19 @@ func startDev(c *ucli.Context) (*devCluster, error) {
 		return nil, err
 	}
 	logger := newLogger(c, "raftmq")
-	dc := &devCluster{nsAddr: net.JoinHostPort(host, strconv.Itoa(c.Int("namesrv-port"))), errc: make(chan error, devNodes+1)}
+	groups := c.Int("groups")
+	if groups < 1 || groups > 26 {
+		return nil, fmt.Errorf("--groups %d: between 1 and 26", groups)
+	}
+	var seed *protocol.ACLConfig
+	if path := c.String("acl"); path != "" {
+		a, err := acl.LoadFile(path)
+		if err != nil {
+			return nil, err
+		}
+		seed = &a
+	}
+	dc := &devCluster{nsAddr: net.JoinHostPort(host, strconv.Itoa(c.Int("namesrv-port"))), errc: make(chan error, groups*devNodes+1)}
 	if c.Bool("tls") {
 		if dc.tls, err = newDevTLS(c.String("data"), host, logger); err != nil {
 			return nil, fmt.Errorf("dev --tls: %w", err)
@@ -94,21 +112,42 @@ func startDev(c *ucli.Context) (*devCluster, error) {
 	}
 	go func() { dc.errc <- ignoreClosed(dc.ns.ListenAndServe()) }()
 
+	for g := range groups {
+		if err := dc.startGroup(c, g, host, mode, seed, logger); err != nil {
+			dc.shutdown()
+			return nil, err
+		}
+	}
+	return dc, nil
+}
+
+// devGroupName is group g's BrokerName: broker-a, broker-b, …
+func devGroupName(g int) string { return "broker-" + string(rune('a'+g)) }
+
+// startGroup starts the 3 nodes of group g; its ports are the flags'
+// +100·g, and +10 from one node to the next.
+func (dc *devCluster) startGroup(c *ucli.Context, g int, host string, mode commitlog.FlushMode, seed *protocol.ACLConfig, logger hclog.Logger) error {
+	name := devGroupName(g)
 	var peers []broker.Peer
 	for i := 0; i < devNodes; i++ {
+		id := "n" + strconv.Itoa(i+1)
+		if g > 0 {
+			id = name[len("broker-"):] + id
+		}
 		peers = append(peers, broker.Peer{
-			ID:           "n" + strconv.Itoa(i+1),
-			RaftAddr:     net.JoinHostPort(host, strconv.Itoa(c.Int("raft-port")+10*i)),
-			RemotingAddr: net.JoinHostPort(host, strconv.Itoa(c.Int("broker-port")+10*i)),
+			ID:           id,
+			RaftAddr:     net.JoinHostPort(host, strconv.Itoa(c.Int("raft-port")+100*g+10*i)),
+			RemotingAddr: net.JoinHostPort(host, strconv.Itoa(c.Int("broker-port")+100*g+10*i)),
 		})
 	}
-	for _, p := range peers {
+	for i, p := range peers {
 		cfg := broker.DefaultConfig()
-		cfg.Cluster, cfg.BrokerName, cfg.NodeID, cfg.Peers = "DevCluster", "broker-a", p.ID, peers
+		cfg.Cluster, cfg.BrokerName, cfg.NodeID, cfg.Peers = "DevCluster", name, p.ID, peers
 		cfg.ListenAddr, cfg.DataDir = p.RemotingAddr, filepath.Join(c.String("data"), p.ID)
 		cfg.NameServers, cfg.AutoCreateTopic, cfg.Store.CommitLog.FlushMode = []string{dc.nsAddr}, true, mode
+		cfg.ACL = seed
 		if hp := c.Int("http-port"); hp > 0 {
-			cfg.HTTPAddr = net.JoinHostPort(host, strconv.Itoa(hp+10*len(dc.brokers)))
+			cfg.HTTPAddr = net.JoinHostPort(host, strconv.Itoa(hp+100*g+10*i))
 			if dc.httpAddr == "" {
 				dc.httpAddr = cfg.HTTPAddr
 			}
@@ -119,13 +158,12 @@ func startDev(c *ucli.Context) (*devCluster, error) {
 		}
 		b, err := broker.New(cfg)
 		if err != nil {
-			dc.shutdown()
-			return nil, fmt.Errorf("node %s: %w", p.ID, err)
+			return fmt.Errorf("node %s of %s: %w", p.ID, name, err)
 		}
 		dc.brokers = append(dc.brokers, b)
 		go func() { dc.errc <- ignoreClosed(b.ListenAndServe()) }()
 	}
-	return dc, nil
+	return nil
 }
 
 func ignoreClosed(err error) error {
@@ -141,10 +179,14 @@ func (dc *devCluster) waitLeader(ctx context.Context, d time.Duration) error {
 	tick := time.NewTicker(20 * time.Millisecond)
 	defer tick.Stop()
 	for {
+		leaders := 0
 		for _, b := range dc.brokers {
 			if b.Node().IsLeader() {
-				return nil
+				leaders++
 			}
+		}
+		if leaders == len(dc.brokers)/devNodes {
+			return nil
 		}
 		select {
 		case err := <-dc.errc:
@@ -178,14 +220,18 @@ func (dc *devCluster) shutdown() {
 }
 
 func printDevBanner(w io.Writer, dc *devCluster, data string) {
-	fmt.Fprintf(w, "raftmq dev: name server and a %d-node broker group are up (data in %s)\n\n", devNodes, data)
+	if n := len(dc.brokers) / devNodes; n > 1 {
+		fmt.Fprintf(w, "raftmq dev: name server and %d broker groups of %d nodes are up (data in %s)\n\n", n, devNodes, data)
+	} else {
+		fmt.Fprintf(w, "raftmq dev: name server and a %d-node broker group are up (data in %s)\n\n", devNodes, data)
+	}
 	fmt.Fprintf(w, "  name server   %s\n", dc.nsAddr)
 	for _, b := range dc.brokers {
 		role := "follower"
 		if b.Node().IsLeader() {
 			role = "leader"
 		}
-		fmt.Fprintf(w, "  broker-a %s   %s  (raft %s, %s)\n", b.Node().ID(), b.AdvertisedAddr(), b.Node().Addr(), role)
+		fmt.Fprintf(w, "  %s %s   %s  (raft %s, %s)\n", b.Config().BrokerName, b.Node().ID(), b.AdvertisedAddr(), b.Node().Addr(), role)
 	}
 	fmt.Fprintln(w)
 	if dc.tls != nil {
