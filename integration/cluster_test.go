@@ -23,6 +23,8 @@ type cluster struct {
 	peers  string
 	admin  *remoting.Client
 	opts   clusterOpts
+	// brokerName is the group's name (broker-a unless addGroup).
+	brokerName string
 }
 
 // clusterOpts are extra flags of the processes, the admin client's config
@@ -46,23 +48,9 @@ func startCluster(t *testing.T) *cluster {
 
 func startClusterWith(t *testing.T, opts clusterOpts) *cluster {
 	t.Helper()
-	c := &cluster{t: t, nsAddr: "127.0.0.1:" + strconv.Itoa(freePort(t)), opts: opts}
+	c := &cluster{t: t, nsAddr: "127.0.0.1:" + strconv.Itoa(freePort(t)), opts: opts, brokerName: "broker-a"}
 	c.ns = startProc(t, append([]string{"namesrv", "--listen", c.nsAddr, "--log-level", "warn"}, opts.namesrvArgs...)...)
-	var peers []string
-	for i := 1; i <= 3; i++ {
-		n := &clusterNode{
-			id:   "n" + strconv.Itoa(i),
-			raft: "127.0.0.1:" + strconv.Itoa(freePort(t)),
-			addr: "127.0.0.1:" + strconv.Itoa(freePort(t)),
-			data: filepath.Join(t.TempDir(), "n"+strconv.Itoa(i)),
-		}
-		c.nodes = append(c.nodes, n)
-		peers = append(peers, n.id+"/"+n.raft+"/"+n.addr)
-	}
-	c.peers = strings.Join(peers, ",")
-	for i := range c.nodes {
-		c.start(i)
-	}
+	c.startNodes()
 	acfg := remoting.DefaultClientConfig()
 	if opts.admin != nil {
 		opts.admin(&acfg)
@@ -77,10 +65,44 @@ func startClusterWith(t *testing.T, opts clusterOpts) *cluster {
 	return c
 }
 
+// startNodes starts the group's three nodes.
+func (c *cluster) startNodes() {
+	var peers []string
+	for i := 1; i <= 3; i++ {
+		id := "n" + strconv.Itoa(i)
+		if c.brokerName != "broker-a" {
+			id = c.brokerName + "-" + id
+		}
+		n := &clusterNode{
+			id:   id,
+			raft: "127.0.0.1:" + strconv.Itoa(freePort(c.t)),
+			addr: "127.0.0.1:" + strconv.Itoa(freePort(c.t)),
+			data: filepath.Join(c.t.TempDir(), id),
+		}
+		c.nodes = append(c.nodes, n)
+		peers = append(peers, n.id+"/"+n.raft+"/"+n.addr)
+	}
+	c.peers = strings.Join(peers, ",")
+	for i := range c.nodes {
+		c.start(i)
+	}
+}
+
+// addGroup starts another 3-node group, name, under c's name server and
+// waits for its leader; the returned cluster shares c's name server and
+// admin client.
+func (c *cluster) addGroup(name string) *cluster {
+	c.t.Helper()
+	g := &cluster{t: c.t, nsAddr: c.nsAddr, ns: c.ns, opts: c.opts, admin: c.admin, brokerName: name}
+	g.startNodes()
+	g.waitLeader(20 * time.Second)
+	return g
+}
+
 // start (re)starts node i as a process on its data directory.
 func (c *cluster) start(i int) {
 	n := c.nodes[i]
-	args := []string{"broker", "--cluster", "itest", "--broker-name", "broker-a", "--node-id", n.id,
+	args := []string{"broker", "--cluster", "itest", "--broker-name", c.brokerName, "--node-id", n.id,
 		"--peers", c.peers, "--listen", n.addr, "--data", n.data, "--namesrv", c.nsAddr,
 		"--auto-create-topic", "--segment-size", strconv.Itoa(64 << 20), "--log-level", "warn",
 		// Check-backs within a test's time (RocketMQ's 6 s / 30 s defaults

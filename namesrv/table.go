@@ -195,6 +195,14 @@ func (t *Table) removeLocked(addr string) {
 	if g.leader == addr {
 		g.leader = ""
 	}
+	// A leader kept after its own unregistration (for the election's sake)
+	// goes with its group's last follower: nobody is left to replace it.
+	if g.leader != "" && len(g.followers) == 0 {
+		if ll := t.brokers[g.leader]; ll != nil && ll.connClosed {
+			t.removeLocked(g.leader)
+			return
+		}
+	}
 	if g.empty() {
 		delete(t.groups, g.name)
 		if names := t.clusters[g.cluster]; names != nil {

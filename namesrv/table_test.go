@@ -91,9 +91,9 @@ func TestUnregisterLeaderWithFollowersKeepsIDZero(t *testing.T) {
 	tb.Register(reg("n2", 1, 0, 2), t0)
 	tb.Unregister("broker-a", "n1")
 	wantAddrs(t, tb, map[int64]string{0: "n1", 1: "n2"})
+	// The last follower leaves: nobody can replace the unregistered
+	// leader, so the group leaves the routes with it (a group shut down).
 	tb.Unregister("broker-a", "n2")
-	wantAddrs(t, tb, map[int64]string{0: "n1"})
-	tb.Unregister("broker-a", "n1") // the last member leaves for real
 	if _, ok := tb.Route("T"); ok {
 		t.Fatal("route survives the last member's unregistration")
 	}
@@ -206,5 +206,28 @@ func TestSetWritable(t *testing.T) {
 	}
 	if _, ok := tb.SetWritable("nope", false); ok {
 		t.Fatal("an unknown group was wiped")
+	}
+}
+
+// TestWholeGroupUnregisters: a group whose leader unregisters first
+// (kept, for its followers' election) leaves the routes when its last
+// follower unregisters too — a drained group shut down.
+func TestWholeGroupUnregisters(t *testing.T) {
+	tb := NewTable()
+	topics := map[string]protocol.TopicConfig{"T": {TopicName: "T", ReadQueueNums: 1, WriteQueueNums: 1, Perm: 6}}
+	tb.Register(Registration{Cluster: "c", BrokerName: "b", BrokerAddr: "l:1", BrokerID: 0, RaftTerm: 2, Topics: topics}, time.Now())
+	tb.Register(Registration{Cluster: "c", BrokerName: "b", BrokerAddr: "f:1", BrokerID: 1, Topics: topics}, time.Now())
+	tb.Register(Registration{Cluster: "c", BrokerName: "b", BrokerAddr: "f:2", BrokerID: 2, Topics: topics}, time.Now())
+	tb.Unregister("b", "l:1")
+	if _, ok := tb.Route("T"); !ok {
+		t.Fatal("the route went with the leader while followers remain")
+	}
+	tb.Unregister("b", "f:1")
+	tb.Unregister("b", "f:2")
+	if rd, ok := tb.Route("T"); ok {
+		t.Fatalf("the unregistered group is still routed: %+v", rd)
+	}
+	if ci := tb.ClusterInfo(); len(ci.BrokerAddrTable) != 0 {
+		t.Fatalf("cluster info still lists %v", ci.BrokerAddrTable)
 	}
 }
