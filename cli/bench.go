@@ -8,10 +8,12 @@ import (
 	"os"
 	"runtime/pprof"
 	"strings"
+	"time"
 
 	ucli "github.com/urfave/cli/v2"
 
 	"github.com/raftmq/raftmq/bench"
+	"github.com/raftmq/raftmq/internal/tlsconf"
 )
 
 func benchCommand() *ucli.Command {
@@ -28,7 +30,7 @@ func benchCommand() *ucli.Command {
 			benchWorkload("produce", "send messages and measure the per-message ack latency", bench.Produce),
 			benchWorkload("consume", "read a topic's backlog from every queue as fast as possible (fresh group, first offset)", bench.Consume),
 			benchWorkload("e2e", "produce and consume at once; the latency is from send to receipt", bench.E2E),
-			benchPortsCommand(),
+			benchPortsCommand(), benchCertsCommand(),
 		},
 	}
 }
@@ -144,6 +146,25 @@ func benchPortsCommand() *ucli.Command {
 				return fmt.Errorf("want a positive port count, got %q", c.Args().First())
 			}
 			return freePorts(c.App.Writer, n)
+		},
+	}
+}
+
+// benchCertsCommand writes a throwaway CA, server and client certificates
+// for loopback (scripts/bench.sh's TLS runs).
+func benchCertsCommand() *ucli.Command {
+	return &ucli.Command{
+		Name:   "certs",
+		Usage:  "write a throwaway CA and loopback server/client certificates into --dir",
+		Hidden: true,
+		Flags:  []ucli.Flag{&ucli.StringFlag{Name: "dir", Required: true}},
+		Action: func(c *ucli.Context) error {
+			g, err := tlsconf.Generate(c.String("dir"), []string{"127.0.0.1", "localhost"}, 24*time.Hour)
+			if err != nil {
+				return err
+			}
+			_, err = fmt.Fprintln(c.App.Writer, g.CA, g.ServerCert, g.ServerKey)
+			return err
 		},
 	}
 }

@@ -26,6 +26,12 @@
 #   DEDUPE=0   skip the dedupe window pair (async and sync produce on fresh
 #              groups with --dedupe-window on and 0); DEDUPE_ROUNDS=N (default
 #              3) alternates the pair N times and reports the medians
+#   SECURE=0   skip the ACL+TLS pair (async and sync produce on fresh groups
+#              with ACL 1.0 and TLS on every port, raft included, against
+#              plain ones); SECURE_ROUNDS=N (default 2) alternates it N times
+#   SCALE_GROUPS="1 2 3"  the broker-group counts of the scale-out runs (async
+#              produce and a consume of it, 8 queues per group, in one
+#              `raftmq dev --groups N` process); SCALE_GROUPS= skips them
 #   BACKLOG=N  also produce N messages, then consume them from the first
 #              offset (2 consumers) while 2 producers write TAIL_RATE
 #              (default 5000) msg/s to another topic
@@ -57,9 +63,11 @@ PROF=()
 
 # start_cluster RUN [BROKER ARGS...]: namesrv + 3 brokers on the bench
 # ports, data in $DATA/RUN (a fresh group each run).
+NS_EXTRA=()
+BENCH_EXTRA=()
 start_cluster() {
   local run=$1 i=0 b pp; shift
-  "$RAFTMQ" namesrv --listen "$NSADDR" --log-level warn > "$OUT/namesrv.$run.log" 2>&1 &
+  "$RAFTMQ" namesrv --listen "$NSADDR" --log-level warn "${NS_EXTRA[@]}" > "$OUT/namesrv.$run.log" 2>&1 &
   PIDS+=($!)
   for b in "$B1" "$B2" "$B3"; do
     i=$((i + 1)); pp=$(eval echo "\$P$i")
@@ -71,7 +79,7 @@ start_cluster() {
 }
 start_cluster main
 
-bench() { "$RAFTMQ" bench "$@" --namesrv "$NSADDR" --size 1024 --csv "$OUT/raftmq.csv" --no-progress | tee -a "$OUT/raftmq.log"; }
+bench() { "$RAFTMQ" bench "$@" --namesrv "$NSADDR" --size 1024 --csv "$OUT/raftmq.csv" --no-progress "${BENCH_EXTRA[@]}" | tee -a "$OUT/raftmq.log"; }
 
 echo "== raftmq: namesrv + 3 brokers (SYNC_FLUSH) on loopback, data in $DATA, output in $OUT"
 echo "== $(date -u +%FT%TZ) commit $(git rev-parse --short HEAD 2>/dev/null || echo unknown), $(nproc) cores, load $(cut -d' ' -f1-3 /proc/loadavg)"
@@ -164,6 +172,60 @@ if [ "${DEDUPE:-1}" = 1 ]; then
   done
 fi
 
+# The cost of security: the same produce on a fresh group with ACL 1.0
+# (every request signed by the clients and checked, with per-topic
+# permissions) and TLS on every port, raft between the peers included,
+# against a fresh plain group.
+if [ "${SECURE:-1}" = 1 ]; then
+  read -r CA CERT KEY <<<"$("$RAFTMQ" bench certs --dir "$DATA/certs")"
+  cat > "$DATA/plain_acl.yml" <<'YML'
+accounts:
+  - accessKey: bench-admin
+    secretKey: bench-secret
+    admin: true
+    defaultTopicPerm: DENY
+    defaultGroupPerm: SUB
+    topicPerms:
+      - bench-async=PUB|SUB
+      - bench-sync=PUB|SUB
+YML
+  for round in $(seq 1 "${SECURE_ROUNDS:-2}"); do
+    for side in secure plain; do
+      echo "== $side (round $round): the same async and sync produce on a fresh group"
+      if [ "$side" = secure ]; then
+        NS_EXTRA=(--tls-cert "$CERT" --tls-key "$KEY")
+        BENCH_EXTRA=(--tls-ca "$CA" --access-key bench-admin --secret-key bench-secret)
+        start_cluster "$side$round" --tls-cert "$CERT" --tls-key "$KEY" --tls-ca "$CA" --acl "$DATA/plain_acl.yml"
+      else
+        NS_EXTRA=(); BENCH_EXTRA=()
+        start_cluster "$side$round"
+      fi
+      bench produce --topic bench-async --queues 8 --mode async --clients 4 --inflight "${INFLIGHT:-512}" --msgs "$MSGS" | tee -a "$OUT/$side.async.log"
+      bench produce --topic bench-sync --queues 8 --mode sync --clients 16 --msgs "$SYNC_MSGS" | tee -a "$OUT/$side.sync.log"
+      stop_cluster
+    done
+  done
+  NS_EXTRA=(); BENCH_EXTRA=()
+fi
+
+# Scale-out: the same async produce and consume against 1, 2 and 3 groups
+# (3 nodes each) under one name server, the topic on every group.
+for n in ${SCALE_GROUPS-1 2 3}; do
+  echo "== $n broker group(s): raftmq dev --groups $n"
+  read -r GNS GB GR <<<"$("$RAFTMQ" bench ports 3)"
+  # dev's node ports are the base +100 per group and +10 per node: bases
+  # from free ports rounded down to a multiple of 1000 keep them apart.
+  GB=$(( (GB / 1000) * 1000 + 100 )); GR=$(( (GR / 1000) * 1000 + 500 ))
+  "$RAFTMQ" dev --groups "$n" --data "$DATA/groups$n" --namesrv-port "$GNS" --broker-port "$GB" --raft-port "$GR" \
+    --http-port 0 --flush SYNC_FLUSH > "$OUT/dev.groups$n.log" 2>&1 &
+  PIDS+=($!)
+  for _ in $(seq 1 100); do grep -q 'are up' "$OUT/dev.groups$n.log" && break; sleep 0.2; done
+  "$RAFTMQ" bench produce --namesrv "127.0.0.1:$GNS" --topic bench-groups --queues 8 --mode async --clients 4 \
+    --inflight "${INFLIGHT:-512}" --msgs "$MSGS" --size 1024 --no-progress | tee -a "$OUT/groups$n.log"
+  "$RAFTMQ" bench consume --namesrv "127.0.0.1:$GNS" --topic bench-groups --clients 1 --msgs "$MSGS" --size 1024 --no-progress | tee -a "$OUT/groups$n.log"
+  stop_cluster
+done
+
 if [ "$PEER" = none ]; then exit 0; fi
 echo "== NATS JetStream: $PEER always"
 MSGS=$MSGS bash "$PEER" always 2>&1 | tee "$OUT/nats.log"
@@ -208,6 +270,17 @@ if [ -s "$OUT/sql.log" ]; then
 fi
 # median FILE: the median msg/s of FILE's raftmq-bench lines.
 median() { grep -o 'msgs_per_sec=[0-9]*' "$1" | cut -d= -f2 | sort -n | awk '{ v[NR] = $1 } END { if (NR) print (NR % 2) ? v[(NR + 1) / 2] : int((v[NR / 2] + v[NR / 2 + 1]) / 2); else print 0 }'; }
+one_group=$( [ -s "$OUT/groups1.log" ] && rate "$OUT/groups1.log" 1 || echo 0)
+one_consume=$( [ -s "$OUT/groups1.log" ] && rate "$OUT/groups1.log" 2 || echo 0)
+for n in ${SCALE_GROUPS-1 2 3}; do
+  [ "$n" = 1 ] || [ ! -s "$OUT/groups$n.log" ] && continue
+  cmp_line "async produce, $n groups vs 1" "$(rate "$OUT/groups$n.log" 1)" "$one_group"
+  cmp_line "consume, $n groups vs 1" "$(rate "$OUT/groups$n.log" 2)" "$one_consume"
+done
+if [ -s "$OUT/plain.async.log" ]; then
+  cmp_line "async, ACL+TLS vs plain (median of ${SECURE_ROUNDS:-2})" "$(median "$OUT/secure.async.log")" "$(median "$OUT/plain.async.log")"
+  cmp_line "sync 16 clients, ACL+TLS vs plain" "$(median "$OUT/secure.sync.log")" "$(median "$OUT/plain.sync.log")"
+fi
 if [ -s "$OUT/nodedupe.async.log" ]; then
   cmp_line "async, dedupe on vs off (median of ${DEDUPE_ROUNDS:-3})" "$(median "$OUT/dedupe.async.log")" "$(median "$OUT/nodedupe.async.log")"
   cmp_line "sync 16 clients, dedupe on vs off" "$(median "$OUT/dedupe.sync.log")" "$(median "$OUT/nodedupe.sync.log")"
