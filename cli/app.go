@@ -35,7 +35,7 @@ func App(out, errOut io.Writer) *ucli.App {
 			versionCommand(),
 			namesrvCommand(),
 			withProfiling(brokerCommand()),
-			devCommand(),
+			devCommand(), healthcheckCommand(),
 		}, withClientTLS(
 			topicCommand(),
 			clusterCommand(),
