@@ -13,7 +13,7 @@ DATA        ?= $(CURDIR)/data
 FUZZTIME    ?= 2m
 
 .PHONY: all build run test unit integration lint fmt-check vet staticcheck \
-        bench chaos fuzz docker clean
+        bench chaos fuzz docker compose-up compose-down clean
 
 all: build
 
@@ -78,6 +78,20 @@ fuzz:
 	    $(GO) test $$pkg -run '^$$' -fuzz "^$$f$$" -fuzztime $(FUZZTIME) -parallel 1 || exit 1; \
 	  done; \
 	done
+
+## compose-up: name server + a 3-node group in containers (PROFILE=two-groups adds broker-b)
+COMPOSE := docker-compose -f deploy/compose.yaml -p raftmq $(if $(PROFILE),--profile $(PROFILE))
+compose-up: build
+	docker build -q -t raftmq:compose -f deploy/Dockerfile .
+	$(COMPOSE) up -d
+	bash scripts/compose-wait.sh
+	@echo "send:    $(COMPOSE) run --rm namesrv send --namesrv namesrv:9876 --topic TopicTest --body hello --count 3"
+	@echo "consume: $(COMPOSE) run --rm namesrv consume --namesrv namesrv:9876 --topic TopicTest --group demo --from first --count 3"
+	@echo "status:  $(COMPOSE) run --rm namesrv cluster status --namesrv namesrv:9876"
+
+## compose-down: stop the containers and delete their volumes
+compose-down:
+	$(COMPOSE) --profile two-groups down -v
 
 ## docker: the FROM-scratch image of the static binary
 docker: build

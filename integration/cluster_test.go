@@ -25,6 +25,9 @@ type cluster struct {
 	opts   clusterOpts
 	// brokerName is the group's name (broker-a unless addGroup).
 	brokerName string
+	// extraNS are the name servers beyond ns (clusterOpts.moreNamesrvs).
+	extraNS      []*proc
+	extraNSAddrs []string
 }
 
 // clusterOpts are extra flags of the processes, the admin client's config
@@ -34,6 +37,9 @@ type clusterOpts struct {
 	namesrvArgs, brokerArgs []string
 	admin                   func(*remoting.ClientConfig)
 	sign                    func(*remoting.Command)
+	// moreNamesrvs starts this many more name servers; every broker
+	// registers with all of them (extraNS).
+	moreNamesrvs int
 }
 
 type clusterNode struct {
@@ -50,6 +56,11 @@ func startClusterWith(t *testing.T, opts clusterOpts) *cluster {
 	t.Helper()
 	c := &cluster{t: t, nsAddr: "127.0.0.1:" + strconv.Itoa(freePort(t)), opts: opts, brokerName: "broker-a"}
 	c.ns = startProc(t, append([]string{"namesrv", "--listen", c.nsAddr, "--log-level", "warn"}, opts.namesrvArgs...)...)
+	for range opts.moreNamesrvs {
+		addr := "127.0.0.1:" + strconv.Itoa(freePort(t))
+		c.extraNS = append(c.extraNS, startProc(t, append([]string{"namesrv", "--listen", addr, "--log-level", "warn"}, opts.namesrvArgs...)...))
+		c.extraNSAddrs = append(c.extraNSAddrs, addr)
+	}
 	c.startNodes()
 	acfg := remoting.DefaultClientConfig()
 	if opts.admin != nil {
@@ -93,7 +104,7 @@ func (c *cluster) startNodes() {
 // admin client.
 func (c *cluster) addGroup(name string) *cluster {
 	c.t.Helper()
-	g := &cluster{t: c.t, nsAddr: c.nsAddr, ns: c.ns, opts: c.opts, admin: c.admin, brokerName: name}
+	g := &cluster{t: c.t, nsAddr: c.nsAddr, ns: c.ns, opts: c.opts, admin: c.admin, brokerName: name, extraNSAddrs: c.extraNSAddrs}
 	g.startNodes()
 	g.waitLeader(20 * time.Second)
 	return g
@@ -103,7 +114,7 @@ func (c *cluster) addGroup(name string) *cluster {
 func (c *cluster) start(i int) {
 	n := c.nodes[i]
 	args := []string{"broker", "--cluster", "itest", "--broker-name", c.brokerName, "--node-id", n.id,
-		"--peers", c.peers, "--listen", n.addr, "--data", n.data, "--namesrv", c.nsAddr,
+		"--peers", c.peers, "--listen", n.addr, "--data", n.data, "--namesrv", strings.Join(append([]string{c.nsAddr}, c.extraNSAddrs...), ";"),
 		"--auto-create-topic", "--segment-size", strconv.Itoa(64 << 20), "--log-level", "warn",
 		// Check-backs within a test's time (RocketMQ's 6 s / 30 s defaults
 		// otherwise), with enough of them to outlast the official client's

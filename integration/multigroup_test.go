@@ -327,3 +327,48 @@ func TestMultiGroupDrain(t *testing.T) {
 		t.Errorf("after the drained group stopped, the route holds %+v", rd.QueueDatas)
 	}
 }
+
+// TestTwoNameServers: brokers register with both name servers; with the
+// first one killed, the official client and our SDK (given both) still
+// route, send and consume.
+func TestTwoNameServers(t *testing.T) {
+	c := startClusterWith(t, clusterOpts{moreNamesrvs: 1})
+	ns1, ns2 := c.nsAddr, c.extraNSAddrs[0]
+	createTopicOn(t, c, "TwoNS", 4)
+	for _, ns := range []string{ns1, ns2} {
+		adm := newTestAdmin(t, ns)
+		waitFor(t, 20*time.Second, func() bool {
+			rd, err := adm.Route(context.Background(), "TwoNS")
+			return err == nil && len(rd.QueueDatas) == 1 && rd.BrokerDatas[0].BrokerAddrs[0] != ""
+		})
+	}
+	if err := c.ns.cmd.Process.Signal(syscall.SIGKILL); err != nil {
+		t.Fatal(err)
+	}
+	_ = c.ns.wait(t, 10*time.Second)
+
+	both := ns1 + ";" + ns2
+	p, err := client.NewProducer("two-ns", client.WithNameServers(both))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := p.Start(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	defer p.Close(context.Background())
+	const n = 100
+	for i := range n {
+		if _, err := p.Send(context.Background(), sdkMessage("TwoNS", i)); err != nil {
+			t.Fatalf("SDK send %d with the first name server down: %v", i, err)
+		}
+	}
+	op := officialProducerAs(t, ns2, "two-ns-official", nil)
+	for i := n; i < 2*n; i++ {
+		if _, err := op.SendSync(context.Background(), e2eMessage("TwoNS", i)); err != nil {
+			t.Fatalf("official send %d through the second name server: %v", i, err)
+		}
+	}
+	col := &sdkCollector{got: map[int]*message.MessageExt{}}
+	startSDKConsumer(t, both, "two-ns-group", "TwoNS", "tn", col.handle)
+	waitFor(t, 60*time.Second, func() bool { return col.count() == 2*n })
+}

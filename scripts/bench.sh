@@ -208,14 +208,31 @@ YML
   NS_EXTRA=(); BENCH_EXTRA=()
 fi
 
+# free_base FROM: the first base >= FROM (steps of 500, below 32000) whose
+# dev ports (base + 100*g + 10*i, g, i < 3) are not listening.
+free_base() {
+  local b=$1 g i busy listening
+  listening=$(command -v ss >/dev/null && ss -Htln | awk '{ n = split($4, a, ":"); print a[n] }')
+  while [ "$b" -lt 32000 ]; do
+    busy=0
+    for g in 0 1 2; do for i in 0 1 2; do
+      grep -qx "$((b + 100 * g + 10 * i))" <<<"$listening" && busy=1
+    done; done
+    [ "$busy" = 0 ] && { echo "$b"; return; }
+    b=$((b + 500))
+  done
+  echo "no free port base" >&2; return 1
+}
+
 # Scale-out: the same async produce and consume against 1, 2 and 3 groups
 # (3 nodes each) under one name server, the topic on every group.
 for n in ${SCALE_GROUPS-1 2 3}; do
   echo "== $n broker group(s): raftmq dev --groups $n"
-  read -r GNS GB GR <<<"$("$RAFTMQ" bench ports 3)"
-  # dev's node ports are the base +100 per group and +10 per node: bases
-  # from free ports rounded down to a multiple of 1000 keep them apart.
-  GB=$(( (GB / 1000) * 1000 + 100 )); GR=$(( (GR / 1000) * 1000 + 500 ))
+  read -r GNS <<<"$("$RAFTMQ" bench ports 1)"
+  # dev's node ports are a base +100 per group and +10 per node: bases below
+  # the ephemeral range (32768+), where no outgoing connection holds them,
+  # with none of their ports listening.
+  GB=$(free_base 20000); GR=$(free_base $((GB + 1000)))
   "$RAFTMQ" dev --groups "$n" --data "$DATA/groups$n" --namesrv-port "$GNS" --broker-port "$GB" --raft-port "$GR" \
     --http-port 0 --flush SYNC_FLUSH > "$OUT/dev.groups$n.log" 2>&1 &
   PIDS+=($!)
