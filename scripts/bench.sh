@@ -212,7 +212,7 @@ fi
 # dev ports (base + 100*g + 10*i, g, i < 3) are not listening.
 free_base() {
   local b=$1 g i busy listening
-  listening=$(command -v ss >/dev/null && ss -Htln | awk '{ n = split($4, a, ":"); print a[n] }')
+  listening=$(command -v ss >/dev/null && ss -Htln | awk '{ n = split($4, a, ":"); print a[n] }' || true)
   while [ "$b" -lt 32000 ]; do
     busy=0
     for g in 0 1 2; do for i in 0 1 2; do
