@@ -45,11 +45,15 @@ mkdir -p "$OUT"
 DATA=$(mktemp -d /tmp/raftmq-bench-data.XXXXXX)
 PIDS=()
 
+RUN_DIR=
+# stop_cluster stops the run's processes and deletes its data (the disk
+# is shared; a dozen groups' logs would fill it).
 stop_cluster() {
   local p
   for p in "${PIDS[@]:-}"; do [ -n "$p" ] && kill "$p" 2>/dev/null || true; done
   for p in "${PIDS[@]:-}"; do [ -n "$p" ] && wait "$p" 2>/dev/null || true; done
   PIDS=()
+  if [ -n "$RUN_DIR" ]; then rm -rf "$RUN_DIR"; RUN_DIR=; fi
 }
 cleanup() { stop_cluster; rm -rf "$DATA"; }
 trap cleanup EXIT
@@ -67,6 +71,7 @@ NS_EXTRA=()
 BENCH_EXTRA=()
 start_cluster() {
   local run=$1 i=0 b pp; shift
+  RUN_DIR=$DATA/$run
   "$RAFTMQ" namesrv --listen "$NSADDR" --log-level warn "${NS_EXTRA[@]}" > "$OUT/namesrv.$run.log" 2>&1 &
   PIDS+=($!)
   for b in "$B1" "$B2" "$B3"; do
@@ -233,6 +238,7 @@ for n in ${SCALE_GROUPS-1 2 3}; do
   # the ephemeral range (32768+), where no outgoing connection holds them,
   # with none of their ports listening.
   GB=$(free_base 20000); GR=$(free_base $((GB + 1000)))
+  RUN_DIR=$DATA/groups$n
   "$RAFTMQ" dev --groups "$n" --data "$DATA/groups$n" --namesrv-port "$GNS" --broker-port "$GB" --raft-port "$GR" \
     --http-port 0 --flush SYNC_FLUSH > "$OUT/dev.groups$n.log" 2>&1 &
   PIDS+=($!)
