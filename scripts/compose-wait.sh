@@ -3,7 +3,7 @@
 # project reports healthy; prints their states on failure.
 set -euo pipefail
 for _ in $(seq 1 90); do
-  states=$(docker ps --filter label=com.docker.compose.project=raftmq --format '{{.Names}} {{.Status}}' | grep -E -- '-(a|b)[0-9]' || true)
+  states=$(docker ps --filter label=com.docker.compose.project=raftmq --format '{{.Names}} {{.Status}}' | grep -E -- '[_-](a|b)[0-9]' || true)
   if [ -n "$states" ] && ! grep -qv '(healthy)' <<<"$states"; then
     echo "all brokers healthy:"; echo "$states"; exit 0
   fi
