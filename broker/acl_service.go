@@ -250,6 +250,3 @@ func newPeerAccount(group string) (protocol.PlainAccessConfig, error) {
 	}
 	return protocol.PlainAccessConfig{AccessKey: aclPeerPrefix + group, SecretKey: base64.RawURLEncoding.EncodeToString(b), Admin: true}, nil
 }
-
-// Denials is how many requests the ACL refused on this node.
-func (s *aclService) Denials() int64 { return s.denials.Load() }

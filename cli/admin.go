@@ -46,11 +46,7 @@ func withAdmin(fn func(ctx context.Context, c *ucli.Context, a *client.Admin) er
 
 // newAdmin is the SDK admin client of a command's flags.
 func newAdmin(c *ucli.Context) (*client.Admin, error) {
-	cr, err := credentials(c)
-	if err != nil {
-		return nil, err
-	}
-	tc, err := clientTLS(c)
+	cr, tc, err := clientSecurity(c)
 	if err != nil {
 		return nil, err
 	}
@@ -70,7 +66,7 @@ func topicCommand() *ucli.Command {
 					namesrvFlag(), topicFlag(),
 					&ucli.IntFlag{Name: "queues", Aliases: []string{"q"}, Value: 8, Usage: "read and write queue count"},
 					&ucli.IntFlag{Name: "perm", Value: 6, Usage: "permission bits: 4 read, 2 write"},
-					&ucli.StringFlag{Name: "cluster", Aliases: []string{"c"}, Usage: "only this cluster's groups (default all)"},
+					clusterFlag(),
 					&ucli.BoolFlag{Name: "order", Usage: "mark the topic as ordered"},
 					&ucli.StringFlag{Name: "groups", Aliases: []string{"g"}, Usage: "only these broker groups, comma-separated (default every group of the cluster)"},
 				},
@@ -99,7 +95,7 @@ func topicCommand() *ucli.Command {
 				Name:  "delete",
 				Usage: "delete a topic from every broker group of a cluster and from the name servers",
 				Flags: []ucli.Flag{namesrvFlag(), topicFlag(),
-					&ucli.StringFlag{Name: "cluster", Aliases: []string{"c"}, Usage: "only this cluster's groups (default all)"}},
+					clusterFlag()},
 				Action: withAdmin(topicDelete),
 			},
 		},

@@ -100,16 +100,11 @@ func benchWorkload(name, usage string, run func(context.Context, bench.Config) (
 				defer pprof.StopCPUProfile()
 			}
 			cfg := benchConfig(c)
-			cr, err := credentials(c)
+			cr, tc, err := clientSecurity(c)
 			if err != nil {
 				return err
 			}
-			cfg.Credentials = cr
-			tc, err := clientTLS(c)
-			if err != nil {
-				return err
-			}
-			cfg.TLS = tc
+			cfg.Credentials, cfg.TLS = cr, tc
 			res, err := run(ctx, cfg)
 			if res != nil {
 				if serr := res.Summary(c.App.Writer); serr != nil {

@@ -11,7 +11,6 @@ import (
 	ucli "github.com/urfave/cli/v2"
 
 	"github.com/raftmq/raftmq/broker"
-	"github.com/raftmq/raftmq/broker/acl"
 	"github.com/raftmq/raftmq/commitlog"
 	"github.com/raftmq/raftmq/dledger"
 )
@@ -122,13 +121,11 @@ func brokerConfig(c *ucli.Context) (broker.Config, error) {
 	cfg.DedupeWindow = c.Duration("dedupe-window")
 	cfg.EnablePropertyFilter, cfg.StoreReplyMessage = c.Bool("enable-property-filter"), c.Bool("store-reply-message")
 	cfg.TraceTopicEnable = c.Bool("trace-topic-enable")
-	if path := c.String("acl"); path != "" {
-		a, err := acl.LoadFile(path)
-		if err != nil {
-			return cfg, err
-		}
-		cfg.ACL = &a
+	seed, err := aclSeed(c)
+	if err != nil {
+		return cfg, err
 	}
+	cfg.ACL = seed
 	cfg.Remoting.Limits = limitsFromFlags(c)
 	rc := dledger.DefaultConfig()
 	rc.MaxInflight, rc.SerialLeaderWrite = c.Int("raft-max-inflight"), c.Bool("serial-leader-write")

@@ -45,11 +45,7 @@ func consumeAction(c *ucli.Context) error {
 		return fmt.Errorf("--format %q is not text or json", format)
 	}
 	want := c.Int("count")
-	cr, err := credentials(c)
-	if err != nil {
-		return err
-	}
-	tc, err := clientTLS(c)
+	cr, tc, err := clientSecurity(c)
 	if err != nil {
 		return err
 	}

@@ -1,9 +1,13 @@
 package cli
 
 import (
+	"crypto/tls"
+
 	ucli "github.com/urfave/cli/v2"
 
+	"github.com/raftmq/raftmq/broker/acl"
 	"github.com/raftmq/raftmq/client"
+	"github.com/raftmq/raftmq/protocol"
 )
 
 // credentialFlags are the ACL credentials of every client command (those
@@ -43,4 +47,28 @@ func credentials(c *ucli.Context) (client.Credentials, error) {
 	}
 	return client.Credentials{AccessKey: c.String("access-key"), SecretKey: c.String("secret-key"),
 		SecurityToken: c.String("security-token")}, nil
+}
+
+// clientSecurity is what a client command's credential and TLS flags
+// give (zero and nil when unset).
+func clientSecurity(c *ucli.Context) (client.Credentials, *tls.Config, error) {
+	cr, err := credentials(c)
+	if err != nil {
+		return cr, nil, err
+	}
+	tc, err := clientTLS(c)
+	return cr, tc, err
+}
+
+// aclSeed loads the --acl file of a server command; nil without one.
+func aclSeed(c *ucli.Context) (*protocol.ACLConfig, error) {
+	path := c.String("acl")
+	if path == "" {
+		return nil, nil
+	}
+	a, err := acl.LoadFile(path)
+	if err != nil {
+		return nil, err
+	}
+	return &a, nil
 }

@@ -15,7 +15,6 @@ import (
 	ucli "github.com/urfave/cli/v2"
 
 	"github.com/raftmq/raftmq/broker"
-	"github.com/raftmq/raftmq/broker/acl"
 	"github.com/raftmq/raftmq/commitlog"
 	"github.com/raftmq/raftmq/namesrv"
 	"github.com/raftmq/raftmq/protocol"
@@ -88,13 +87,9 @@ func startDev(c *ucli.Context) (*devCluster, error) {
 	if groups < 1 || groups > 26 {
 		return nil, fmt.Errorf("--groups %d: between 1 and 26", groups)
 	}
-	var seed *protocol.ACLConfig
-	if path := c.String("acl"); path != "" {
-		a, err := acl.LoadFile(path)
-		if err != nil {
-			return nil, err
-		}
-		seed = &a
+	seed, err := aclSeed(c)
+	if err != nil {
+		return nil, err
 	}
 	dc := &devCluster{nsAddr: net.JoinHostPort(host, strconv.Itoa(c.Int("namesrv-port"))), errc: make(chan error, groups*devNodes+1)}
 	if c.Bool("tls") {

@@ -40,11 +40,7 @@ func sendAction(c *ucli.Context) error {
 	if err != nil {
 		return err
 	}
-	cr, err := credentials(c)
-	if err != nil {
-		return err
-	}
-	tc, err := clientTLS(c)
+	cr, tc, err := clientSecurity(c)
 	if err != nil {
 		return err
 	}

@@ -3,7 +3,6 @@ package integration
 import (
 	"context"
 	"errors"
-	"fmt"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -16,7 +15,6 @@ import (
 	"github.com/apache/rocketmq-client-go/v2/consumer"
 	"github.com/apache/rocketmq-client-go/v2/primitive"
 	"github.com/apache/rocketmq-client-go/v2/producer"
-	"github.com/apache/rocketmq-client-go/v2/rlog"
 
 	"github.com/raftmq/raftmq/client"
 	"github.com/raftmq/raftmq/message"
@@ -78,28 +76,14 @@ func startACLCluster(t *testing.T) *cluster {
 	return c
 }
 
+// officialProducerAs is newOfficialProducer signing with cr when it is
+// not nil.
 func officialProducerAs(t *testing.T, ns, group string, cr *primitive.Credentials) rocketmq.Producer {
 	t.Helper()
-	rlog.SetLogLevel("error")
-	opts := []producer.Option{
-		producer.WithNsResolver(primitive.NewPassthroughResolver([]string{ns})),
-		producer.WithGroupName(group),
-		producer.WithInstanceName(fmt.Sprintf("%s-%d", group, time.Now().UnixNano())),
-		producer.WithRetry(1),
-		producer.WithSendMsgTimeout(5 * time.Second),
+	if cr == nil {
+		return newOfficialProducer(t, ns, group)
 	}
-	if cr != nil {
-		opts = append(opts, producer.WithCredentials(*cr))
-	}
-	p, err := rocketmq.NewProducer(opts...)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := p.Start(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = p.Shutdown() })
-	return p
+	return newOfficialProducer(t, ns, group, producer.WithCredentials(*cr))
 }
 
 // expectCode16 checks an official client's error: NO_PERMISSION with a

@@ -145,13 +145,7 @@ func TestOfficialClientOverTLS(t *testing.T) {
 		t.Fatalf("plaintext SDK producer on TLS ports: %v", err)
 	}
 	// The client's error can come back before the server's log line.
-	deadline := time.Now().Add(5 * time.Second)
-	for !strings.Contains(c.ns.output(), "TLS handshake failed") {
-		if time.Now().After(deadline) {
-			t.Fatalf("name server did not log the plaintext client:\n%s", c.ns.output())
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
+	waitFor(t, 5*time.Second, func() bool { return strings.Contains(c.ns.output(), "TLS handshake failed") })
 }
 
 // TestDevTLS runs `raftmq dev --tls`: its banner says how to connect, the

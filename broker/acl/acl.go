@@ -197,9 +197,6 @@ func (a *account) perm(n need) (byte, bool) {
 	return a.defaultTopic, true
 }
 
-// Accounts is how many accounts the checker holds.
-func (c *Checker) Accounts() int { return len(c.accounts) }
-
 // Mask returns cfg with every secret replaced, for listing.
 func Mask(cfg protocol.ACLConfig) protocol.ACLConfig {
 	out := protocol.ACLConfig{GlobalWhiteAddrs: append([]string(nil), cfg.GlobalWhiteAddrs...)}

@@ -156,12 +156,9 @@ func (s *State) ACL() ACL {
 	return s.acl.view()
 }
 
-// ACLVersion is ACL().Version, cheaply.
-func (s *State) ACLVersion() uint64 {
-	s.mu.RLock()
-	defer s.mu.RUnlock()
-	return s.acl.version
-}
+// ACLVersion is ACL().Version without taking the state's lock: every
+// request's ACL check reads it.
+func (s *State) ACLVersion() uint64 { return s.aclVersion.Load() }
 
 func (a *aclState) encode(e *wire.Encoder) {
 	v := a.view()

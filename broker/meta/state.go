@@ -6,6 +6,7 @@ import (
 	"maps"
 	"slices"
 	"sync"
+	"sync/atomic"
 
 	"github.com/raftmq/raftmq/dledger"
 	"github.com/raftmq/raftmq/internal/wire"
@@ -25,6 +26,8 @@ type State struct {
 	timer   TimerProgress
 	txn     txnState
 	acl     aclState
+	// aclVersion mirrors acl.version for lock-free reads (ACLVersion).
+	aclVersion atomic.Uint64
 	// brokerPerm is the group's brokerPermission; 0: never set (read and
 	// write).
 	brokerPerm int32
@@ -55,6 +58,7 @@ func (s *State) Apply(index uint64, t dledger.CommandType, body []byte) error {
 	defer s.mu.Unlock()
 	s.apply(c)
 	s.acl.apply(index, c)
+	s.aclVersion.Store(s.acl.version)
 	s.applied = index
 	return nil
 }
@@ -289,6 +293,7 @@ func (s *State) Restore(data []byte) error {
 	s.mu.Lock()
 	s.topics, s.groups, s.offsets, s.delay, s.timer, s.applied = ns.topics, ns.groups, ns.offsets, ns.delay, ns.timer, ns.applied
 	s.txn, s.acl, s.brokerPerm = ns.txn, ns.acl, ns.brokerPerm
+	s.aclVersion.Store(ns.acl.version)
 	s.mu.Unlock()
 	return nil
 }
