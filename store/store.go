@@ -38,10 +38,13 @@ type Store struct {
 	runs    queueRuns // the FSM goroutine's
 	arrival notifier
 
-	stop      chan struct{}
-	startOnce sync.Once
-	closeOnce sync.Once
-	wg        sync.WaitGroup
+	stop chan struct{}
+	// life orders Start and Close: a Start racing a Close (a node shut
+	// down while it begins to serve) must not Add to wg during its Wait.
+	life             sync.Mutex
+	started, closing bool
+	closeOnce        sync.Once
+	wg               sync.WaitGroup
 }
 
 var (
@@ -80,10 +83,14 @@ func (s *Store) Log() *commitlog.Log { return s.clog }
 // Start runs the store's background work (the queues' start following
 // retention) until Close.
 func (s *Store) Start() {
-	s.startOnce.Do(func() {
-		s.wg.Add(1)
-		go s.correctLoop()
-	})
+	s.life.Lock()
+	defer s.life.Unlock()
+	if s.started || s.closing {
+		return
+	}
+	s.started = true
+	s.wg.Add(1)
+	go s.correctLoop()
 }
 
 // Close stops the background work, syncs and closes the consumequeues and
@@ -91,6 +98,9 @@ func (s *Store) Start() {
 func (s *Store) Close() error {
 	var err error
 	s.closeOnce.Do(func() {
+		s.life.Lock()
+		s.closing = true
+		s.life.Unlock()
 		close(s.stop)
 		s.wg.Wait()
 		var errs []error
