@@ -9,6 +9,8 @@ import (
 //
 //   - max >= LastIndex: a conflicting suffix (or, with min <= FirstIndex,
 //     the whole log after a snapshot install) is truncated at once.
+//     An imported history (ImportHistory) is kept: raft's reset right
+//     after the install that brought it asks to delete exactly it.
 //   - min <= FirstIndex, max < LastIndex: raft compacting after a snapshot.
 //     It is a no-op; message retention decides when segments go, and
 //     FirstIndex keeps reporting what is on disk.
@@ -29,6 +31,9 @@ func (l *Log) DeleteRange(min, max uint64) error {
 	case last == 0 || min > max:
 		return nil
 	case max >= last && min <= first:
+		if max <= l.holdThrough.Load() {
+			return nil // raft's reset after installing a snapshot whose history was imported
+		}
 		return l.failIf(l.deleteAll())
 	case max >= last:
 		if min > last {
@@ -81,6 +86,7 @@ func (l *Log) deleteAll() error {
 	l.mu.Lock()
 	segs := l.segs
 	l.segs, l.lastIndex, l.endCO = nil, 0, 0
+	l.holdThrough.Store(0)
 	l.dur.truncate(0)
 	l.cache.Store(nil)
 	var errs []error

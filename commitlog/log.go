@@ -67,8 +67,13 @@ type Log struct {
 	deferFn atomic.Pointer[func() bool]
 	floorFn atomic.Pointer[func() uint64]
 	pre     *preallocator
-	stop    chan struct{}
-	wg      sync.WaitGroup
+	// historyPins counts open History streams: retention waits for them.
+	historyPins atomic.Int32
+	// holdThrough is the last index of an imported history: raft's reset
+	// of the whole log after the install must not delete it.
+	holdThrough atomic.Uint64
+	stop        chan struct{}
+	wg          sync.WaitGroup
 }
 
 // Open opens or creates the log in cfg.Dir and recovers it. If the abort

@@ -94,7 +94,7 @@ func (l *Log) oldestDeletable() *segment {
 	}
 	l.mu.RLock()
 	defer l.mu.RUnlock()
-	if l.closed || len(l.segs) < 2 {
+	if l.closed || len(l.segs) < 2 || l.historyPins.Load() > 0 {
 		return nil
 	}
 	s := l.segs[0]

@@ -71,7 +71,14 @@
 //	crc32c u32 of all preceding bytes
 //
 // Snapshots hold metadata only; messages stay in the commitlog, whose
-// retention (not raft compaction) deletes them.
+// retention (not raft compaction) deletes them. The snapshot a leader
+// sends to a node that lags past the log (InstallSnapshot) carries, after
+// the metadata, the commitlog records the leader still retains below it
+// (history.go, framed as "RMQH" version 1); the receiving node imports
+// them into its emptied log before it answers, rebuilds its consumequeues
+// and index from them, and keeps them through raft's reset of the log
+// after the install. So a node caught up by snapshot holds every message
+// the others do, and may lead without skipping any.
 //
 // # Timeouts
 //

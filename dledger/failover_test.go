@@ -427,3 +427,75 @@ func lagPastRetention(t *testing.T, c *dledgertest.Cluster, lag int, big func(in
 		}
 	}
 }
+
+// TestSnapshotInstalledNodeLeadsWithHistory (issue 13, path 1): a node
+// that catches up by snapshot must hold every message the others still
+// retain below it — the snapshot carries that history — so that, once it
+// leads, nothing a consumer has not read below the snapshot is skipped.
+func TestSnapshotInstalledNodeLeadsWithHistory(t *testing.T) {
+	c := dledgertest.New(t, snapshotInstallOptions(nil))
+	l := c.WaitLeader(5 * time.Second)
+	lag := (l + 1) % 3
+	p := &proposer{t: t, c: c}
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	big := func(n int) { p.sendBig(ctx, n) }
+	lagPastRetention(t, c, lag, big)
+	retained := int64(-1) // the highest first commit offset the others hold
+	for _, i := range c.Live() {
+		co, err := c.Member(i).Log.MinCommitOffset()
+		if err != nil {
+			t.Fatal(err)
+		}
+		retained = max(retained, co)
+	}
+	c.Restart(lag)
+	c.WaitConverged(15 * time.Second)
+	if err := c.Node(c.WaitLeader(time.Second)).TransferLeadership(ctx, c.Member(lag).ID); err != nil {
+		t.Fatal(err)
+	}
+	if got := c.WaitLeader(5 * time.Second); got != lag {
+		t.Fatalf("leader n%d, want the installed node n%d", got, lag)
+	}
+	big(40)
+	c.WaitConverged(10 * time.Second)
+	checkAcked(t, c, p.acks())
+	checkHistoryHeld(t, c, lag, p.acks(), retained)
+	c.Kill(lag) // the imported history survives a restart: it is the log
+	c.Restart(lag)
+	c.WaitConverged(15 * time.Second)
+	checkHistoryHeld(t, c, lag, p.acks(), retained)
+}
+
+// checkHistoryHeld asserts node i holds, in its consumequeues and its
+// commitlog, every acknowledged message at or above commit offset from.
+func checkHistoryHeld(t *testing.T, c *dledgertest.Cluster, i int, acks []ack, from int64) {
+	t.Helper()
+	sink, log := c.Member(i).Sink, c.Member(i).Log
+	n := 0
+	for _, a := range acks {
+		if a.res.CommitOffset < from {
+			continue
+		}
+		n++
+		min, entries := sink.Entries(a.q)
+		idx := a.res.QueueOffset - min
+		if idx < 0 || idx >= int64(len(entries)) {
+			t.Fatalf("n%d: acknowledged %v@%d (commit offset %d, retained from %d) not in its queue (%d..%d)",
+				i, a.q, a.res.QueueOffset, a.res.CommitOffset, from, min, min+int64(len(entries)))
+		}
+		if e := entries[idx]; e.CommitOffset != a.res.CommitOffset {
+			t.Fatalf("n%d: %v@%d has commit offset %d, acknowledged %d", i, a.q, a.res.QueueOffset, e.CommitOffset, a.res.CommitOffset)
+		}
+		rec, err := log.ReadMessage(nil, a.res.CommitOffset, int(a.sz))
+		if err != nil {
+			t.Fatalf("n%d reads acknowledged %v@%d: %v", i, a.q, a.res.QueueOffset, err)
+		}
+		if qo, _ := message.RecordQueueOffset(rec); qo != a.res.QueueOffset {
+			t.Fatalf("n%d: record at %d has queue offset %d, acknowledged %d", i, a.res.CommitOffset, qo, a.res.QueueOffset)
+		}
+	}
+	if n < 100 {
+		t.Fatalf("only %d acknowledged messages at or above %d: the test proves little", n, from)
+	}
+}

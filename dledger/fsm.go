@@ -21,10 +21,12 @@ type Dispatcher interface {
 	Dispatch(index uint64, msgs []AppliedMessage) error
 	// Restored is called after a snapshot was installed, with the next
 	// queue offset of every queue in it. The dispatcher may hold entries
-	// at or above them (they will be replayed identically) and must accept
-	// messages at them even if it holds fewer (the messages before a
-	// snapshot a lagging node installs are not in its log).
-	Restored(next map[QueueKey]int64) error
+	// at or above them (they will be replayed identically); a queue
+	// holding fewer must restart empty at from[k] when from has the
+	// queue, else at next[k]. A non-nil from means the log holds the
+	// history below the snapshot (imported with it): its messages are
+	// dispatched next, from those offsets up to next.
+	Restored(next, from map[QueueKey]int64) error
 }
 
 // StateMachine is the replicated state besides the messages: the broker
@@ -217,14 +219,16 @@ func (f *fsm) syncSinks() error {
 	return nil
 }
 
-// Restore implements raft.FSM.
+// Restore implements raft.FSM. A snapshot that carries history (see
+// history.go) is imported into a log it left empty, and the consumequeues
+// the install resets are rebuilt from it.
 func (f *fsm) Restore(r io.ReadCloser) error {
 	defer r.Close()
-	b, err := io.ReadAll(r)
+	snap, err := readSnapshot(r)
 	if err != nil {
 		return err
 	}
-	ns, sm, err := decodeSnapshot(b)
+	ns, sm, err := decodeSnapshot(snap.meta)
 	if err != nil {
 		return err
 	}
@@ -233,9 +237,18 @@ func (f *fsm) Restore(r io.ReadCloser) error {
 			return fmt.Errorf("dledger: discarding the log behind the snapshot: %w", err)
 		}
 	}
+	from, err := f.importHistory(snap, ns.applied)
+	if err != nil {
+		return err
+	}
 	if f.dispatch != nil {
-		if err := f.dispatch.Restored(ns.copyQueues()); err != nil {
+		if err := f.dispatch.Restored(ns.copyQueues(), from); err != nil {
 			return fmt.Errorf("dledger: dispatcher restore: %w", err)
+		}
+		if from != nil {
+			if err := f.deriveHistory(ns.applied); err != nil {
+				return err
+			}
 		}
 	}
 	if f.sm != nil {

@@ -151,6 +151,9 @@ func (n *Node) openStores() (raft.StableStore, raft.SnapshotStore, error) {
 		}
 		snaps = fs
 	}
+	if hl, ok := cfg.LogStore.(HistoryLog); ok {
+		snaps = &historySnapshots{SnapshotStore: snaps, log: hl}
+	}
 	n.snaps = snaps
 	return stable, snaps, nil
 }

@@ -39,12 +39,13 @@ func (s *Store) Dispatch(index uint64, msgs []dledger.AppliedMessage) error {
 }
 
 // Restored implements dledger.Dispatcher. A queue that is behind the
-// snapshot cannot be filled (those messages are not in this node's log),
-// so its topic's queues are dropped and restarted at the snapshot's
-// offsets; queues at or ahead of it are kept for idempotent replay.
+// snapshot is not filled in place: its topic's queues are dropped and
+// restarted where the history imported with the snapshot begins (from),
+// or at the snapshot's offsets when the log holds none of the queue's
+// messages; queues at or ahead of it are kept for idempotent replay.
 // Entries of kept queues whose messages are no longer in the commitlog
 // are trimmed by CorrectMinOffsets, as after retention.
-func (s *Store) Restored(next map[dledger.QueueKey]int64) error {
+func (s *Store) Restored(next, from map[dledger.QueueKey]int64) error {
 	behind := map[string]bool{}
 	for k, n := range next {
 		if q, ok := s.cq.Lookup(k.Topic, k.QueueID); !ok || q.MaxOffset() < n {
@@ -65,6 +66,9 @@ func (s *Store) Restored(next map[dledger.QueueKey]int64) error {
 	for k, n := range next {
 		if !behind[k.Topic] {
 			continue
+		}
+		if f, ok := from[k]; ok && f < n {
+			n = f
 		}
 		q, err := s.cq.Queue(k.Topic, k.QueueID)
 		if err == nil {

@@ -32,10 +32,19 @@ type group struct {
 }
 
 func startGroup(t *testing.T, nodes int, configure func(*store.Config)) *group {
+	return startGroupWith(t, nodes, nil, configure)
+}
+
+// startGroupWith is startGroup whose nodes' dledger configuration node
+// adjusts further.
+func startGroupWith(t *testing.T, nodes int, node func(*dledger.Config), configure func(*store.Config)) *group {
 	g := &group{stores: make([]*store.Store, nodes)}
 	g.c = dledgertest.New(t, dledgertest.Options{Nodes: nodes,
 		Configure: func(_ int, c *dledger.Config) {
 			c.HeartbeatTimeout, c.ElectionTimeout, c.LeaderLeaseTimeout = 400*time.Millisecond, 400*time.Millisecond, 300*time.Millisecond
+			if node != nil {
+				node(c)
+			}
 		},
 		OpenStore: func(i int, dir string) (raft.LogStore, dledger.Dispatcher, func() error, error) {
 			cfg := store.DefaultConfig()

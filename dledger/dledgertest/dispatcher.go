@@ -80,12 +80,15 @@ func (q *memQueue) append(k dledger.QueueKey, off int64, e Entry) error {
 }
 
 // Restored implements dledger.Dispatcher.
-func (s *MemDispatcher) Restored(next map[dledger.QueueKey]int64) error {
+func (s *MemDispatcher) Restored(next, from map[dledger.QueueKey]int64) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	for k, n := range next {
 		q := s.queues[k]
 		if q == nil || q.min+int64(len(q.entries)) < n {
+			if f, ok := from[k]; ok && f < n {
+				n = f
+			}
 			s.queues[k] = &memQueue{min: n}
 		}
 	}
