@@ -30,6 +30,7 @@ type Broker struct {
 
 	store *store.Store
 	meta  *meta.State
+	nm    *nodeMetrics
 	node  *dledger.Node
 	rep   *replica
 
@@ -69,8 +70,13 @@ func New(cfg Config) (*Broker, error) {
 		return nil, err
 	}
 	self, _ := cfg.self()
-	b := &Broker{cfg: cfg, log: log.Named("broker"), self: self, meta: meta.NewState(), bg: newBackground()}
-	st, err := store.Open(cfg.storeConfig())
+	b := &Broker{cfg: cfg, log: log.Named("broker"), self: self, meta: meta.NewState(), bg: newBackground(),
+		nm: newNodeMetrics(cfg.Cluster, self.ID)}
+	sc := cfg.storeConfig()
+	if sc.CommitLog.OnSync == nil {
+		sc.CommitLog.OnSync = b.nm.fsync
+	}
+	st, err := store.Open(sc)
 	if err != nil {
 		return nil, fmt.Errorf("broker: %w", err)
 	}
@@ -176,13 +182,13 @@ func (b *Broker) build() error {
 	b.scheduled = &scheduled{rep: rep, store: b.store, meta: b.meta, records: records, log: b.log}
 	b.timers = &timerScheduler{scheduled: b.scheduled}
 	delays := &delayScheduler{scheduled: b.scheduled, levels: levels}
-	retries := &retryService{rep: rep, store: b.store, meta: b.meta, topics: topics, records: records}
+	retries := &retryService{rep: rep, store: b.store, meta: b.meta, topics: topics, records: records, metrics: b.nm}
 	txns := newTxnService(rep, b.store, b.meta, records, b.log)
 	b.send = &sendService{rep: rep, topics: topics, records: records, retries: retries, registered: b.reg.signal,
-		autoCreateOn: cfg.AutoCreateTopic, queueNums: cfg.DefaultQueueNums, dedupe: newDedupeWindow(cfg.DedupeWindow, rep, b.store), log: b.log}
+		autoCreateOn: cfg.AutoCreateTopic, queueNums: cfg.DefaultQueueNums, dedupe: newDedupeWindow(cfg.DedupeWindow, rep, b.store), log: b.log, metrics: b.nm}
 	subs := subscriptions{propertyFilter: cfg.EnablePropertyFilter}
 	b.pull = &pullService{store: b.store, meta: b.meta, topics: topics, consumers: consumers, offsets: b.offsets,
-		subs: subs, longPoll: cfg.LongPollingEnabled, stop: b.bg.stop}
+		subs: subs, longPoll: cfg.LongPollingEnabled, stop: b.bg.stop, metrics: b.nm}
 	b.clients = &clientService{rep: rep, meta: b.meta, topics: topics, consumers: consumers, producers: newProducerManager(),
 		creating: newFlight(), subs: subs, registerAll: b.reg.registerAll, expiry: cfg.ClientChannelExpiry, log: b.log}
 	b.runtime = &runtimeInfo{rep: rep, store: b.store, puts: &b.send.puts, cluster: cfg.Cluster}
@@ -194,7 +200,7 @@ func (b *Broker) build() error {
 			leaderService{"system-topics", newSystemTopics(rep, topics, cfg.Cluster, cfg.TraceTopicEnable, b.reg.signal, b.log).run})}
 	b.acl = &aclService{rep: rep, meta: b.meta, seed: cfg.ACL, cluster: cfg.Cluster, log: b.log}
 	rep.sign = b.acl.signForward
-	guarded := b.acl.guard(b.rs)
+	guarded := b.acl.guard(timedMux{b.rs, b.nm})
 	for _, s := range []interface{ register(mux) }{
 		b.acl, b.send, b.pull, retries, txns, b.clients, b.runtime,
 		&replyService{send: b.send, producers: b.clients.producers, store: cfg.StoreReplyMessage, log: b.log},

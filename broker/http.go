@@ -4,7 +4,8 @@ package broker
 // operators and load balancers. /healthz answers 200 while the node serves
 // and its group has a leader (the body says the role and term), 503 when
 // it has none, its raft node stopped or its commitlog failed. /metrics is the Prometheus text
-// format of the node's raft and store gauges.
+// format of the node's series under RocketMQ 5's names (metrics.go), its
+// raft and store gauges, and hashicorp/raft's own metrics (raft_*).
 
 import (
 	"context"
@@ -21,6 +22,7 @@ import (
 
 	"github.com/hashicorp/raft"
 
+	imetrics "github.com/raftmq/raftmq/internal/metrics"
 	"github.com/raftmq/raftmq/remoting"
 )
 
@@ -28,7 +30,7 @@ import (
 func (b *Broker) HTTPHandler() http.Handler {
 	mux := http.NewServeMux()
 	mux.HandleFunc("/healthz", b.healthz)
-	mux.HandleFunc("/metrics", b.metrics)
+	mux.HandleFunc("/metrics", b.serveMetrics)
 	mux.HandleFunc("/debug/pprof/", pprof.Index)
 	mux.HandleFunc("/debug/pprof/cmdline", pprof.Cmdline)
 	mux.HandleFunc("/debug/pprof/profile", pprof.Profile)
@@ -107,7 +109,7 @@ var metricGauges = map[string]string{
 	"raftmq_message_bytes_put_total": "msgPutBytesTotal",
 }
 
-func (b *Broker) metrics(w http.ResponseWriter, _ *http.Request) {
+func (b *Broker) serveMetrics(w http.ResponseWriter, _ *http.Request) {
 	t := b.runtime.table()
 	labels := fmt.Sprintf(`{cluster=%q,broker=%q,node=%q}`, b.cfg.Cluster, b.cfg.BrokerName, b.self.ID)
 	names := make([]string, 0, len(metricGauges))
@@ -129,6 +131,16 @@ func (b *Broker) metrics(w http.ResponseWriter, _ *http.Request) {
 	}
 	fmt.Fprintf(w, "# TYPE raftmq_raft_is_leader gauge\nraftmq_raft_is_leader%s %d\n", labels, leader)
 	writeLimitCounters(w, labels, b.rs.LimitStats())
+	b.scrapeGauges(t)
+	_ = b.nm.sink.WritePrometheus(w)
+	_ = imetrics.Global().WritePrometheus(w)
+}
+
+// numDiff is a - b of two decimal strings.
+func numDiff(a, b string) (float64, bool) {
+	x, err1 := strconv.ParseFloat(a, 64)
+	y, err2 := strconv.ParseFloat(b, 64)
+	return x - y, err1 == nil && err2 == nil
 }
 
 // writeLimitCounters writes what the client-facing listener's abuse limits

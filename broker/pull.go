@@ -20,8 +20,10 @@ package broker
 
 import (
 	"context"
+	"encoding/binary"
 	"errors"
 	"strconv"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -51,6 +53,11 @@ type pullService struct {
 	longPoll  bool
 	stop      <-chan struct{} // closes at shutdown: held pulls answer
 	held      atomic.Int64    // pulls being held
+	metrics   *nodeMetrics
+	// pulled is the next offset each group's last pull of a queue
+	// delivered up to (meta.OffsetKey → int64): in flight is what lies
+	// between it and the committed offset.
+	pulled sync.Map
 }
 
 func (s *pullService) register(m mux) { m.HandleFunc(remoting.ReqPullMessage, s.handlePull) }
@@ -71,6 +78,10 @@ func (s *pullService) handlePull(ctx context.Context, _ *remoting.Conn, req *rem
 		s.offsets.update(meta.OffsetKey{Group: pr.ConsumerGroup, Topic: pr.Topic, QueueID: pr.QueueID}, pr.CommitOffset)
 	}
 	res := s.pullHeld(ctx, pr, sub)
+	if res.Status == store.Found {
+		s.metrics.messagesOut(pr.Topic, pr.ConsumerGroup, countRecords(res.Body), len(res.Body))
+		s.pulled.Store(meta.OffsetKey{Group: pr.ConsumerGroup, Topic: pr.Topic, QueueID: pr.QueueID}, res.NextBeginOffset)
+	}
 	return pullResponse(req, pr.QueueOffset, res)
 }
 
@@ -216,4 +227,27 @@ func pullResponse(req *remoting.Command, offset int64, r store.GetResult) *remot
 	resp.ExtFields["maxOffset"] = strconv.FormatInt(r.MaxOffset, 10)
 	resp.ExtFields["suggestWhichBrokerId"] = "0"
 	return resp
+}
+
+// countRecords is how many stored records body concatenates (each starts
+// with its TOTALSIZE).
+func countRecords(body []byte) int {
+	n := 0
+	for len(body) >= 4 {
+		size := int(binary.BigEndian.Uint32(body))
+		if size <= 0 || size > len(body) {
+			break
+		}
+		body, n = body[size:], n+1
+	}
+	return n
+}
+
+// pulledNext is where group's last pull of a queue ended, if it pulled.
+func (s *pullService) pulledNext(k meta.OffsetKey) (int64, bool) {
+	v, ok := s.pulled.Load(k)
+	if !ok {
+		return 0, false
+	}
+	return v.(int64), true
 }

@@ -48,6 +48,7 @@ type retryService struct {
 	meta    *meta.State
 	topics  *topicTable
 	records *recordBuilder
+	metrics *nodeMetrics
 }
 
 func (s *retryService) register(m mux) {
@@ -90,7 +91,11 @@ func (s *retryService) sendMsgBack(ctx context.Context, _ *remoting.Conn, req *r
 		return s.rep.proposeFailure(ctx, req, err)
 	}
 	s.retryCopy(m, tc, toDLQ, int(h.DelayLevel))
-	return s.storeRetry(ctx, req, m)
+	resp := s.storeRetry(ctx, req, m)
+	if toDLQ && resp.Code == remoting.ResSuccess {
+		s.metrics.sentToDLQ(m.Property(message.PropertyRetryTopic), h.Group)
+	}
+	return resp
 }
 
 // retryCopy turns the failed message m into its retry (or DLQ) copy.
@@ -154,6 +159,6 @@ func (s *retryService) toDLQ(ctx context.Context, sr *sendRequest) *remoting.Com
 	if err != nil {
 		return s.rep.proposeFailure(ctx, sr.req, err)
 	}
-	sr.h.Topic, sr.h.QueueID, sr.toDLQ = tc.Name, 0, true
+	sr.h.Topic, sr.h.QueueID, sr.toDLQ, sr.dlqGroup = tc.Name, 0, true, group
 	return nil
 }

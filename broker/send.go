@@ -87,6 +87,7 @@ type sendService struct {
 	dedupe       *dedupeWindow // nil when Config.DedupeWindow is 0
 	log          hclog.Logger
 	puts         putStats
+	metrics      *nodeMetrics
 }
 
 func (s *sendService) register(m mux) {
@@ -103,7 +104,8 @@ type sendRequest struct {
 	// when they do not decode); nil for a batch.
 	props    map[string]string
 	propsErr error
-	toDLQ    bool // a %RETRY% re-send over its budget (retry.go)
+	toDLQ    bool   // a %RETRY% re-send over its budget (retry.go)
+	dlqGroup string // the group whose DLQ toDLQ sends to
 	queueID  int32
 	// uniqs are the UNIQ_KEYs of the built records, in order ("" for a
 	// message without one), for the dedupe window.
@@ -286,6 +288,7 @@ func (s *sendService) sendResponse(sr *sendRequest, msgs []dledger.Message, res 
 	}
 	s.puts.messages.Add(int64(len(msgs)))
 	s.puts.bytes.Add(size)
+	s.countIn(sr, msgs)
 	return sendAnswer(sr, string(ids), sr.queueID, res.Messages[0].QueueOffset)
 }
 
@@ -304,4 +307,20 @@ func sendAnswer(sr *sendRequest, msgIDs string, queueID int32, queueOffset int64
 		}
 	}
 	return resp
+}
+
+// countIn counts a stored send in the metrics, under the topic the
+// producer named (a delayed message is stored in SCHEDULE_TOPIC_XXXX).
+func (s *sendService) countIn(sr *sendRequest, msgs []dledger.Message) {
+	if s.metrics == nil {
+		return
+	}
+	records := make([][]byte, len(msgs))
+	for i := range msgs {
+		records[i] = msgs[i].Record
+	}
+	s.metrics.messagesIn(sr.h.Topic, messageType(sr.props), records)
+	if sr.toDLQ {
+		s.metrics.sentToDLQ(sr.props[message.PropertyRetryTopic], sr.dlqGroup)
+	}
 }

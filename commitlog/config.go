@@ -107,6 +107,9 @@ type Config struct {
 	Span SpanFunc
 	// Retention configures segment deletion.
 	Retention RetentionConfig
+	// OnSync, if set, is told of every fsync that makes entries durable
+	// (SyncFlush): how long it took and how many entries it covered.
+	OnSync func(d time.Duration, entries int)
 	// Logger receives the log's events; it is Named("commitlog"). Default
 	// a null logger.
 	Logger hclog.Logger

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"sync"
 	"sync/atomic"
+	"time"
 )
 
 // durability tracks how far the log is durable and runs the background
@@ -171,6 +172,7 @@ func (l *Log) syncDeferred() {
 	if closed || act == nil || target <= l.dur.index.Load() {
 		return
 	}
+	start := time.Now()
 	if err := act.f.Sync(); err != nil {
 		err = fmt.Errorf("commitlog: deferred sync of segment %d: %w", act.base, err)
 		l.logger.Error("deferred fsync failed; log refuses writes until reopened", "error", err)
@@ -178,5 +180,14 @@ func (l *Log) syncDeferred() {
 		l.signalFailed()
 		return
 	}
+	l.synced(start, int(target-l.dur.index.Load()))
 	l.dur.advance(target)
+}
+
+// synced tells Config.OnSync of an fsync begun at start that made n
+// entries durable.
+func (l *Log) synced(start time.Time, n int) {
+	if f := l.cfg.OnSync; f != nil {
+		f(time.Since(start), n)
+	}
 }

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"time"
 
 	"github.com/hashicorp/raft"
 )
@@ -51,9 +52,11 @@ func (l *Log) StoreLogs(logs []*raft.Log) error {
 	}
 	deferred := l.deferSync()
 	if l.cfg.FlushMode == SyncFlush && !deferred {
+		start := time.Now()
 		if err := act.f.Sync(); err != nil {
 			return l.fail(fmt.Errorf("commitlog: sync segment %d: %w", act.base, err))
 		}
+		l.synced(start, len(logs))
 	} else if l.cfg.FlushMode == AsyncFlush {
 		l.dirty.Store(true)
 	}
