@@ -3,6 +3,7 @@ package cli
 import (
 	"bufio"
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -13,6 +14,7 @@ import (
 
 	"github.com/raftmq/raftmq/client"
 	"github.com/raftmq/raftmq/message"
+	"github.com/raftmq/raftmq/protocol"
 )
 
 func sendCommand() *ucli.Command {
@@ -96,6 +98,9 @@ func eachLine(r io.Reader, f func([]byte) error) error {
 			return err
 		}
 	}
+	if errors.Is(sc.Err(), bufio.ErrTooLong) {
+		return fmt.Errorf("a line of the input is longer than %d bytes, the largest body raftmq send takes (a broker's default --max-message-size): split it", client.DefaultMaxMessageSize)
+	}
 	return sc.Err()
 }
 
@@ -114,6 +119,9 @@ func (t template) copyWith(body []byte) *message.Message {
 }
 
 func messageTemplate(c *ucli.Context) (template, error) {
+	if err := protocol.ValidateTopic(c.String("topic")); err != nil {
+		return template{}, fmt.Errorf("--topic: %w", err)
+	}
 	m := &message.Message{Topic: c.String("topic")}
 	if tag := c.String("tag"); tag != "" {
 		m.SetTags(tag)

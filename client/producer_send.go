@@ -48,6 +48,8 @@ func checkMessage(m *message.Message, maxSize int) error {
 		return fmt.Errorf("%w: nil message", ErrInvalidMessage)
 	case m.Topic == "":
 		return fmt.Errorf("%w: no topic", ErrInvalidMessage)
+	case protocol.ValidateTopic(m.Topic) != nil:
+		return fmt.Errorf("%w: %w", ErrInvalidMessage, protocol.ValidateTopic(m.Topic))
 	case len(m.Body) == 0:
 		return fmt.Errorf("%w: empty body", ErrInvalidMessage)
 	case len(m.Body) > maxSize:

@@ -115,10 +115,11 @@ func TestProducerValidation(t *testing.T) {
 		send func() error
 		want error
 	}{
-		"no topic":    {func() error { _, err := p.Send(ctx, newMsg("", "x")); return err }, ErrInvalidMessage},
-		"empty body":  {func() error { _, err := p.Send(ctx, newMsg("t", "")); return err }, ErrInvalidMessage},
-		"too large":   {func() error { _, err := p.Send(ctx, newMsg("t", "0123456789ab")); return err }, ErrMessageTooLarge},
-		"empty batch": {func() error { _, err := p.SendBatch(ctx, nil); return err }, ErrInvalidMessage},
+		"no topic":      {func() error { _, err := p.Send(ctx, newMsg("", "x")); return err }, ErrInvalidMessage},
+		"illegal topic": {func() error { _, err := p.Send(ctx, newMsg("bad topic!", "x")); return err }, ErrInvalidMessage},
+		"empty body":    {func() error { _, err := p.Send(ctx, newMsg("t", "")); return err }, ErrInvalidMessage},
+		"too large":     {func() error { _, err := p.Send(ctx, newMsg("t", "0123456789ab")); return err }, ErrMessageTooLarge},
+		"empty batch":   {func() error { _, err := p.SendBatch(ctx, nil); return err }, ErrInvalidMessage},
 		"mixed batch": {func() error {
 			_, err := p.SendBatch(ctx, []*message.Message{newMsg("a", "x"), newMsg("b", "y")})
 			return err
