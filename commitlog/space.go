@@ -115,9 +115,11 @@ func (l *Log) setSpaceFull(full bool, why string, err error) {
 	l.logger.Warn("disk space: "+why, args...)
 }
 
-// spaceRefusal says why StoreLogs refuses a batch for lack of space, nil
-// if it does not. Caller holds wmu.
-func (l *Log) spaceRefusal() error {
+// SpaceRefusal says why StoreLogs refuses writes for lack of space, an
+// error wrapping ErrDiskFull (usage ratio) or ErrNoSpace (MinFreeBytes, a
+// write that met ENOSPC, no abort file), or nil while it takes them. It
+// reads the last checks' results and never touches the disk.
+func (l *Log) SpaceRefusal() error {
 	switch {
 	case l.refuse.Load():
 		return ErrDiskFull

@@ -32,7 +32,7 @@ func (l *Log) StoreLogs(logs []*raft.Log) error {
 	if err := l.writable(); err != nil {
 		return err
 	}
-	if err := l.spaceRefusal(); err != nil {
+	if err := l.SpaceRefusal(); err != nil {
 		return err
 	}
 	if err := l.checkContiguous(logs); err != nil {
