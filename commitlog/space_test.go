@@ -246,3 +246,25 @@ func killClone(t *testing.T, mem *vfs.MemFS) *vfs.MemFS {
 	}
 	return mem.CrashClone()
 }
+
+// TestNoSpaceAtFsyncStaysFatal: an ENOSPC that surfaces only at fsync (ext4
+// delayed allocation) is a failed fsync, sticky like any other: after it
+// the kernel may have dropped the pages, so the log must not retry.
+func TestNoSpaceAtFsyncStaysFatal(t *testing.T) {
+	mem := vfs.NewMem()
+	ffs := vfs.NewFaultFS(mem)
+	l := mustOpen(t, testConfig(ffs, testDir))
+	defer l.Close()
+	storeRange(t, l, 1, 10, 5)
+	ffs.Inject(vfs.FailOnce(vfs.OpSync, ".log", syscall.ENOSPC))
+	if err := l.StoreLogs(makeRange(11, 12)); err == nil || errors.Is(err, ErrNoSpace) {
+		t.Fatalf("StoreLogs with ENOSPC at fsync = %v, want a failure, not a refusal", err)
+	}
+	ffs.Inject(nil)
+	if l.Err() == nil {
+		t.Fatal("ENOSPC at fsync did not make the log fail")
+	}
+	if err := l.StoreLogs(makeRange(11, 12)); !errors.Is(err, ErrFailed) {
+		t.Fatalf("StoreLogs after a failed fsync = %v, want ErrFailed", err)
+	}
+}
