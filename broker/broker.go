@@ -170,7 +170,7 @@ func (b *Broker) build() error {
 		return err
 	}
 	rep := &replica{node: b.node, self: b.self, peers: cfg.Peers, group: cfg.BrokerName, client: b.client, forwardTimeout: cfg.ForwardTimeout,
-		diskFull: b.store.Log().DiskFull}
+		noSpace: b.store.Log().SpaceRefusal}
 	tbl := &tables{node: b.node, autoCreate: cfg.AutoCreateTopic, perm: b.meta.BrokerPermission}
 	topics := &topicTable{meta: b.meta, rep: rep}
 	records := &recordBuilder{cluster: cfg.Cluster, storeHost: host, maxBody: cfg.MaxMessageSize, park: &parker{levels: levels}}

@@ -9,11 +9,14 @@ import (
 	"github.com/raftmq/raftmq/dledger"
 )
 
-// A full disk (commitlog DiskFull: usage above the refuse ratio) makes a
-// node refuse every proposal (replica.propose answers SERVICE_NOT_AVAILABLE
-// with a remark) and, as a follower, every entry the leader sends; it is
-// not a failure: the log takes writes again once a retention check finds
-// space. A full leader would keep the whole group from writing although
+// A full disk (commitlog DiskFull: usage above the refuse ratio, less
+// than MinFreeBytes free, or a write that met ENOSPC) makes a node refuse
+// every proposal (replica.propose answers SERVICE_NOT_AVAILABLE with a
+// "disk full" remark) and, as a follower, every entry the leader sends; it
+// is not a failure: the log takes writes again once a check finds space.
+// A proposal that meets ENOSPC in the leader's own StoreLogs (between two
+// checks) fails with commitlog.ErrNoSpace and is answered the same way;
+// raft then steps the leader down. A full leader would keep the whole group from writing although
 // the followers may have space, so it hands leadership on.
 
 // Disk hand-off timing: how often a leader looks at its disk, and how long

@@ -42,9 +42,10 @@ type replica struct {
 	group          string // the group's BrokerName
 	client         *remoting.Client
 	forwardTimeout time.Duration
-	// diskFull reports this node's log refusing writes (commitlog
-	// DiskFull); nil: never.
-	diskFull func() bool
+	// noSpace says why this node's log refuses writes for lack of space
+	// (commitlog SpaceRefusal: usage ratio, MinFreeBytes or a real
+	// ENOSPC), nil while it takes them; a nil noSpace: never.
+	noSpace func() error
 	// sign signs a request forwarded to the leader (the ACL's peer
 	// account); nil: unsigned.
 	sign func(*remoting.Command)
@@ -57,9 +58,11 @@ func (r *replica) isLeader() bool { return r.node.IsLeader() }
 
 // propose runs cmd through the group; it is the one way processors write.
 func (r *replica) propose(ctx context.Context, cmd dledger.Command) (dledger.Result, error) {
-	if r.diskFull != nil && r.diskFull() {
-		// raft would try, fail to store it and step down; refuse first.
-		return dledger.Result{}, fmt.Errorf("broker: propose %T on %s: %w", cmd, r.self.ID, commitlog.ErrDiskFull)
+	if r.noSpace != nil {
+		if err := r.noSpace(); err != nil {
+			// raft would try, fail to store it and step down; refuse first.
+			return dledger.Result{}, fmt.Errorf("broker: propose %T on %s: %w", cmd, r.self.ID, err)
+		}
 	}
 	res, err := r.node.Propose(ctx, cmd)
 	if err != nil {
@@ -143,8 +146,9 @@ func (r *replica) proposeFailure(ctx context.Context, req *remoting.Command, err
 		return errResponse(req, remoting.ResServiceNotAvailable, "leadership changed before the write was stored; retry: %v", err)
 	case errors.Is(err, dledger.ErrLeadershipLost), errors.Is(err, context.DeadlineExceeded), errors.Is(err, context.Canceled):
 		return errResponse(req, remoting.ResSystemError, "write outcome unknown (may be stored): %v", err)
-	case errors.Is(err, commitlog.ErrDiskFull):
-		return errResponse(req, remoting.ResServiceNotAvailable, "service not available now: the broker's disk is full (%v); writes resume by themselves once space is freed", err)
+	case errors.Is(err, commitlog.ErrDiskFull), errors.Is(err, commitlog.ErrNoSpace):
+		return errResponse(req, remoting.ResServiceNotAvailable,
+			"service not available now: disk full on broker %s (%v); writes resume by themselves once space is freed", r.self.ID, err)
 	case errors.Is(err, dledger.ErrTooLarge):
 		return errResponse(req, remoting.ResMessageIllegal, "%v", err)
 	default:

@@ -32,6 +32,7 @@ func brokerFlags() []ucli.Flag {
 		&ucli.BoolFlag{Name: "join", Usage: "this node is new to an existing group: wait to be added (raftmq cluster add-voter) instead of bootstrapping"},
 		&ucli.BoolFlag{Name: "auto-create-topic", Usage: "create unknown topics on first send (through TBW102)"},
 		&ucli.Int64Flag{Name: "segment-size", Value: def.Store.CommitLog.SegmentSize, Usage: "commitlog segment size in bytes"},
+		&ucli.Int64Flag{Name: "min-free-bytes", Value: def.Store.CommitLog.Retention.MinFreeBytes, Usage: "refuse writes (SERVICE_NOT_AVAILABLE, \"disk full\") while fewer bytes are free on the data disk; 0 turns the margin off"},
 		&ucli.IntFlag{Name: "max-message-size", Value: def.MaxMessageSize, Usage: "largest accepted message body in bytes"},
 		&ucli.IntFlag{Name: "raft-max-inflight", Value: raftDef.MaxInflight, Usage: "raft entries the leader keeps proposed but not yet committed; sends arriving meanwhile share the next entry"},
 		&ucli.BoolFlag{Name: "serial-leader-write", Usage: "the leader fsyncs an entry before replicating it, instead of in parallel (slower; for comparison)"},
@@ -116,6 +117,7 @@ func brokerConfig(c *ucli.Context) (broker.Config, error) {
 	cfg.AutoCreateTopic = c.Bool("auto-create-topic")
 	cfg.Join = c.Bool("join")
 	cfg.Store.CommitLog.SegmentSize, cfg.MaxMessageSize = c.Int64("segment-size"), c.Int("max-message-size")
+	cfg.Store.CommitLog.Retention.MinFreeBytes = c.Int64("min-free-bytes")
 	cfg.TransactionTimeout, cfg.TransactionCheckInterval = c.Duration("transaction-timeout"), c.Duration("transaction-check-interval")
 	cfg.TransactionCheckMax = c.Int("transaction-check-max")
 	cfg.DedupeWindow = c.Duration("dedupe-window")

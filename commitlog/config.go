@@ -70,6 +70,19 @@ type RetentionConfig struct {
 	// DiskUsage returns the used fraction of the file system holding dir.
 	// Default: statfs.
 	DiskUsage func(dir string) (float64, error)
+	// MinFreeBytes: while fewer bytes than this are free on the file
+	// system holding Dir, StoreLogs refuses writes with ErrNoSpace. It is
+	// checked every 200ms (a batch reads the cached result) and keeps
+	// room for what the node writes besides the commitlog (consume queues,
+	// the index, raft's term and vote), which do not survive ENOSPC as
+	// the commitlog does, and for file systems that report ENOSPC only at
+	// fsync (ext4 delayed allocation), which stays fatal. 0 turns the
+	// margin off; a real ENOSPC is still a refusal. Default 64 MiB.
+	MinFreeBytes int64
+	// FreeBytes returns the free bytes of the file system holding dir for
+	// MinFreeBytes; an error means unknown, which refuses nothing. nil
+	// means statfs.
+	FreeBytes func(dir string) (int64, error)
 	// Floor returns the highest raft index that may be deleted: dledger
 	// passes its last snapshot index (Log.SetRetentionFloor) so raft can
 	// always replay from its snapshot. A segment holding any index above Floor is kept. Nil means
@@ -130,10 +143,15 @@ func DefaultConfig() Config {
 			DiskRefuseRatio:  0.90,
 			CheckInterval:    10 * time.Second,
 			DiskUsage:        statfsUsage,
+			MinFreeBytes:     DefaultMinFreeBytes,
+			FreeBytes:        statfsFree,
 		},
 		Logger: hclog.NewNullLogger(),
 	}
 }
+
+// DefaultMinFreeBytes is the default RetentionConfig.MinFreeBytes.
+const DefaultMinFreeBytes = 64 << 20
 
 // minSegmentSize keeps a segment able to hold at least a small record.
 const minSegmentSize = 4096
@@ -187,6 +205,9 @@ func (r RetentionConfig) validate() []error {
 	}
 	if r.DiskUsage == nil {
 		bad("DiskUsage is nil")
+	}
+	if r.MinFreeBytes < 0 {
+		bad("MinFreeBytes %d is negative", r.MinFreeBytes)
 	}
 	return errs
 }

@@ -85,6 +85,15 @@
 // the tail as after a crash. Failed and Err report the failure, so the
 // process can restart rather than run on with a log that takes nothing.
 //
+// Running out of space is not such a failure (space.go): a write,
+// fallocate or ftruncate that meets ENOSPC or EDQUOT cuts the segment and
+// its entry index back to what is published and refuses the batch with
+// ErrNoSpace, as StoreLogs does while fewer than
+// RetentionConfig.MinFreeBytes are free; the refusal clears when a
+// free-space check (every 200 ms) finds space. Segments are preallocated
+// before they are written into. An fsync error stays sticky whatever its
+// errno, including the ENOSPC of delayed allocation.
+//
 // With Config.DeferSync (dledger sets it on the raft leader) a SyncFlush
 // StoreLogs writes the batch and returns before fsyncing it; a background
 // syncer fsyncs at once, one fsync for every batch written meanwhile.

@@ -19,6 +19,12 @@ var (
 	// ErrDiskFull is returned by StoreLogs while disk usage is above
 	// RetentionConfig.DiskRefuseRatio.
 	ErrDiskFull = errors.New("commitlog: disk usage above 90%, writes refused")
+	// ErrNoSpace is returned by StoreLogs (and DeleteRange) when the file
+	// system has less than RetentionConfig.MinFreeBytes free or a write,
+	// fallocate or ftruncate met ENOSPC or EDQUOT. It is a refusal, not a
+	// failure: nothing of the batch stays in the files, and writes are
+	// tried again once a free-space check finds space.
+	ErrNoSpace = errors.New("commitlog: no space left on device, writes refused")
 	// ErrOffsetNotFound is returned for a commit offset that lies in no
 	// stored entry's message span.
 	ErrOffsetNotFound = errors.New("commitlog: commit offset not found")

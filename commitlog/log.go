@@ -58,6 +58,7 @@ type Log struct {
 	useMmap bool // read segments through mmap instead of pread
 	dirty   atomic.Bool
 	refuse  atomic.Bool
+	space   spaceGuard
 	cache   atomic.Pointer[hit]
 
 	dur durability
@@ -95,7 +96,7 @@ func Open(cfg Config) (*Log, error) {
 		l.closeSegments()
 		return nil, err
 	}
-	if err := l.createAbort(); err != nil {
+	if err := l.openAbort(); err != nil {
 		l.closeSegments()
 		return nil, err
 	}
@@ -128,6 +129,7 @@ func (l *Log) createAbort() error {
 func (l *Log) start() {
 	l.pre = newPreallocator(l.fs, l.path(nextName), l.cfg.SegmentSize, l.logger)
 	l.pre.start(&l.wg, l.stop)
+	l.startSpaceCheck()
 	if l.cfg.DeferSync != nil {
 		l.deferFn.Store(&l.cfg.DeferSync)
 	}
@@ -186,7 +188,7 @@ func (l *Log) closeClean() error {
 	if err := l.writeCheckpoint(l.currentCheckpoint()); err != nil {
 		return err
 	}
-	if err := l.fs.Remove(l.path(abortName)); err != nil {
+	if err := l.fs.Remove(l.path(abortName)); err != nil && !errors.Is(err, os.ErrNotExist) {
 		return fmt.Errorf("commitlog: remove abort file: %w", err)
 	}
 	return l.syncDir()
@@ -328,8 +330,13 @@ func (l *Log) writable() error {
 }
 
 // fail makes err sticky: after a failed write or fsync the bytes on disk
-// are unknown, and only a reopen (which scans and truncates) is safe.
+// are unknown, and only a reopen (which scans and truncates) is safe. An
+// err wrapping ErrNoSpace is a refusal instead: its caller left the files
+// as they were published.
 func (l *Log) fail(err error) error {
+	if errors.Is(err, ErrNoSpace) {
+		return l.refuseNoSpace(err)
+	}
 	l.failed = err
 	l.logger.Error("write failed; log refuses writes until reopened", "error", err)
 	l.signalFailed()
@@ -343,11 +350,13 @@ func (l *Log) signalFailed() { l.failOnce.Do(func() { close(l.failedCh) }) }
 // until it is reopened, so the process should restart (Err says why).
 func (l *Log) Failed() <-chan struct{} { return l.failedCh }
 
-// DiskFull reports whether StoreLogs refuses writes because the last
-// disk-usage check (at open, then every Retention.CheckInterval) found the
-// disk above Retention.DiskRefuseRatio. Unlike Failed it passes: the next
-// check below the ratio takes writes again.
-func (l *Log) DiskFull() bool { return l.refuse.Load() }
+// DiskFull reports whether StoreLogs refuses writes for lack of space: the
+// last disk-usage check (at open, then every Retention.CheckInterval) found
+// the disk above Retention.DiskRefuseRatio, or the last free-space check
+// found less than Retention.MinFreeBytes, or a write met ENOSPC since.
+// Unlike Failed it passes: the next check that finds space takes writes
+// again.
+func (l *Log) DiskFull() bool { return l.refuse.Load() || l.space.full.Load() }
 
 // Err returns the sticky failure of a write or fsync, nil while the log
 // is healthy.

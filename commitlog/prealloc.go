@@ -98,7 +98,12 @@ func (p *preallocator) prepare() {
 		err = pa.Preallocate(p.size)
 	}
 	if err = errors.Join(err, f.Sync(), f.Close()); err != nil {
+		// Without space a half-reserved file would only hold on to what
+		// the log needs; a roll preallocates its own file (or refuses).
 		p.logger.Warn("preallocate next segment", "error", err)
+		if rerr := p.fs.Remove(p.name); rerr != nil {
+			p.logger.Warn("remove unprepared next segment", "error", rerr)
+		}
 		p.move(filePreparing, fileIdle)
 		return
 	}

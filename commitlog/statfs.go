@@ -19,3 +19,13 @@ func statfsUsage(dir string) (float64, error) {
 	used := st.Blocks - st.Bfree
 	return float64(used) / float64(used+st.Bavail), nil
 }
+
+// statfsFree is the default RetentionConfig.FreeBytes: the bytes of the
+// file system holding dir that an unprivileged writer may still use.
+func statfsFree(dir string) (int64, error) {
+	var st syscall.Statfs_t
+	if err := syscall.Statfs(dir, &st); err != nil {
+		return 0, fmt.Errorf("commitlog: statfs %s: %w", dir, err)
+	}
+	return int64(st.Bavail) * st.Bsize, nil
+}

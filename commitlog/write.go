@@ -20,7 +20,10 @@ import (
 // accepts any first index (raft stores from snapshotIndex+1 after a
 // snapshot install). After a failed write or fsync every later write
 // returns ErrFailed until the log is reopened: whether the failed batch
-// reached the disk is unknown, so it is not acknowledged.
+// reached the disk is unknown, so it is not acknowledged. Running out of
+// space is not such a failure: the batch is refused with an error
+// wrapping ErrNoSpace, nothing of it stays in the files, and writes are
+// tried again once space returns (see space.go).
 func (l *Log) StoreLogs(logs []*raft.Log) error {
 	if len(logs) == 0 {
 		return nil
@@ -30,8 +33,8 @@ func (l *Log) StoreLogs(logs []*raft.Log) error {
 	if err := l.writable(); err != nil {
 		return err
 	}
-	if l.refuse.Load() {
-		return ErrDiskFull
+	if err := l.SpaceRefusal(); err != nil {
+		return err
 	}
 	if err := l.checkContiguous(logs); err != nil {
 		return err
@@ -44,11 +47,14 @@ func (l *Log) StoreLogs(logs []*raft.Log) error {
 	if err != nil {
 		return err
 	}
+	if err := l.reserve(act, int64(len(l.buf))); err != nil {
+		return err
+	}
 	if _, err := act.f.WriteAt(l.buf, act.size); err != nil {
-		return l.fail(fmt.Errorf("commitlog: write segment %d: %w", act.base, err))
+		return l.writeFailed(act, fmt.Errorf("commitlog: write segment %d: %w", act.base, err))
 	}
 	if _, err := act.idx.WriteAt(l.idxBuf, int64(act.count)*entrySize); err != nil {
-		return l.fail(fmt.Errorf("commitlog: write entry index %d: %w", act.base, err))
+		return l.writeFailed(act, fmt.Errorf("commitlog: write entry index %d: %w", act.base, err))
 	}
 	deferred := l.deferSync()
 	if l.cfg.FlushMode == SyncFlush && !deferred {
@@ -166,26 +172,29 @@ func (l *Log) prepareSegment(logs []*raft.Log) error {
 		}
 	}
 	if err := l.roll(logs[0].Index); err != nil {
-		return l.fail(err)
+		return l.fail(err) // an ErrNoSpace is a refusal, not sticky
 	}
 	return nil
 }
 
-// roll seals the active segment and starts segment base.
+// roll seals the active segment and starts segment base. The new segment's
+// file is made and preallocated first: without space for it the roll is
+// refused and the active segment stays active.
 func (l *Log) roll(base uint64) error {
 	l.flushMu.Lock()
 	defer l.flushMu.Unlock()
+	s, err := l.createSegment(base)
+	if err != nil {
+		return err
+	}
 	if act := l.active(); act != nil {
 		if err := l.syncActive(act); err != nil {
+			_ = s.close()
 			return err
 		}
 		l.mu.Lock()
 		act.sealed = true
 		l.mu.Unlock()
-	}
-	s, err := l.createSegment(base)
-	if err != nil {
-		return err
 	}
 	l.mu.Lock()
 	s.startCO, s.endCO, s.modTime = l.endCO, l.endCO, timeNow()
@@ -194,9 +203,11 @@ func (l *Log) roll(base uint64) error {
 	return l.writeCheckpoint(l.currentCheckpoint())
 }
 
-// createSegment names the preallocated file (or a new one) as segment base.
+// createSegment names the preallocated file (or a new one, which it
+// preallocates) as segment base.
 func (l *Log) createSegment(base uint64) (*segment, error) {
-	if l.pre.take() {
+	taken := l.pre.take()
+	if taken {
 		err := l.fs.Rename(l.path(nextName), segmentName(l.cfg.Dir, base, segmentExt))
 		l.pre.named()
 		if err != nil {
@@ -207,7 +218,15 @@ func (l *Log) createSegment(base uint64) (*segment, error) {
 	}
 	s, err := openSegmentFiles(l.fs, l.cfg.Dir, base, true)
 	if err != nil {
+		if isNoSpace(err) {
+			return nil, noSpaceErr(err)
+		}
 		return nil, err
+	}
+	if !taken {
+		if err := l.preallocateNew(s); err != nil {
+			return nil, err
+		}
 	}
 	s.mapLen = l.cfg.SegmentSize
 	if err := l.syncDir(); err != nil {
@@ -230,15 +249,20 @@ func (l *Log) currentCheckpoint() checkpoint {
 }
 
 // writeCheckpoint replaces the checkpoint atomically: temp file, fsync,
-// rename, fsync of the directory. Caller holds flushMu.
+// rename, fsync of the directory. Caller holds flushMu. Without space for
+// the temp file the error wraps ErrNoSpace: the old checkpoint still
+// describes synced state, so nothing is lost but a shorter recovery scan.
 func (l *Log) writeCheckpoint(c checkpoint) error {
 	tmp := l.path(ckptTempName)
 	f, err := l.fs.OpenFile(tmp, os.O_CREATE|os.O_WRONLY|os.O_TRUNC, 0o644)
 	if err != nil {
-		return fmt.Errorf("commitlog: checkpoint: %w", err)
+		return l.checkpointFailed(err)
 	}
-	_, err = f.Write(encodeCheckpoint(c))
-	err = errors.Join(err, f.Sync(), f.Close())
+	if _, err := f.Write(encodeCheckpoint(c)); err != nil {
+		_ = f.Close()
+		return l.checkpointFailed(err)
+	}
+	err = errors.Join(f.Sync(), f.Close())
 	if err == nil {
 		err = l.fs.Rename(tmp, l.path(ckptName))
 	}
