@@ -99,6 +99,13 @@ func (r *replica) forward(ctx context.Context, req *remoting.Command) *remoting.
 			"broker %s is not the leader of %s (request already forwarded once)", r.self.ID, r.group)
 	}
 	addr := r.leaderRemotingAddr()
+	if addr == "" && r.noSpace != nil {
+		if err := r.noSpace(); err != nil {
+			return errResponse(req, remoting.ResServiceNotAvailable,
+				"service not available now: disk full on broker %s (%v) and broker group %s has no leader right now; writes resume by themselves once space is freed",
+				r.self.ID, err, r.group)
+		}
+	}
 	if addr == "" {
 		return errResponse(req, remoting.ResServiceNotAvailable,
 			"broker group %s has no leader right now, retry", r.group)

@@ -130,3 +130,30 @@ func waitFor(t *testing.T, cond func() bool) {
 		time.Sleep(time.Millisecond) // polling interval of a condition wait
 	}
 }
+
+// TestFreedDiskTakesWritesBeforeNextRetentionRun: a refusal by usage ratio
+// clears at the next space check (200 ms), not at the next retention run
+// (here: never) — a node freed by hand must not keep its group from a
+// majority for CheckInterval (10 s by default).
+func TestFreedDiskTakesWritesBeforeNextRetentionRun(t *testing.T) {
+	var usage atomic.Value
+	usage.Store(0.95)
+	cfg := testConfig(vfs.NewMem(), testDir)
+	cfg.Retention.DiskUsage = func(string) (float64, error) { return usage.Load().(float64), nil }
+	cfg.Retention.CheckInterval = 0 // retention runs only when asked
+	l := mustOpen(t, cfg)
+	defer closeLog(t, l)
+	if _, err := l.RunRetentionOnce(time.Now()); err != nil {
+		t.Fatal(err)
+	}
+	if err := l.StoreLog(makeEntry(1)); !errors.Is(err, ErrDiskFull) {
+		t.Fatalf("StoreLog on a full disk = %v, want ErrDiskFull", err)
+	}
+	usage.Store(0.5)
+	start := time.Now()
+	waitFor(t, func() bool { return l.StoreLog(makeEntry(1)) == nil })
+	if d := time.Since(start); d > 5*time.Second {
+		t.Fatalf("writes resumed after %v", d)
+	}
+	checkRange(t, l, 1, 1)
+}

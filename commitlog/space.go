@@ -87,6 +87,7 @@ func (l *Log) startSpaceCheck() {
 // checkSpace refreshes the free-space view. A file system that cannot
 // say (statfs fails, as for an in-memory FS) never refuses.
 func (l *Log) checkSpace() {
+	defer l.recheckUsage()
 	if l.space.noAbort.Load() {
 		if err := l.createAbort(); err != nil {
 			l.setSpaceFull(true, "abort file still cannot be created", err)
@@ -102,6 +103,18 @@ func (l *Log) checkSpace() {
 	}
 	l.space.free.Store(free)
 	l.setSpaceFull(free < l.cfg.Retention.MinFreeBytes, "free space checked", nil)
+}
+
+// recheckUsage looks at the usage ratio again while it refuses writes, so
+// a disk freed by hand takes writes within a space check, not at the next
+// retention run (every RetentionConfig.CheckInterval, 10 s by default).
+func (l *Log) recheckUsage() {
+	if !l.refuse.Load() || l.cfg.Retention.DiskUsage == nil {
+		return
+	}
+	if usage, err := l.cfg.Retention.DiskUsage(l.cfg.Dir); err == nil {
+		l.setRefuse(usage)
+	}
 }
 
 func (l *Log) setSpaceFull(full bool, why string, err error) {
