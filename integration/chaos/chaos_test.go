@@ -14,7 +14,7 @@ import (
 // shortSeed; CHAOS_RUNS=N runs N runs of longFaults steps on fresh seeds
 // (CHAOS_SEED=s replays one).
 const (
-	shortSeed   = 7
+	shortSeed   = 36 // kill-leader, oneway-follower, membership, disk-full, pause-leader, partition-leader
 	shortFaults = 6
 	longFaults  = 14
 	// minAcksAfterHeal is how many new acknowledgements of our SDK's
@@ -97,7 +97,8 @@ func chaosRun(t *testing.T, image, bin string, run int, seed int64, steps int) *
 	}
 	res.Summarize()
 	c.finalCheck(t, res, acked, live, run)
-	res.Acked, res.SDKAcked, res.Failed = len(acked), l.sdkCount(), int(l.failed.Load())
+	res.Acked, res.SDKAcked = len(acked), l.sdkCount()
+	res.Failed, res.SDKFailed = int(l.failed.Load()), int(l.sdkFailed.Load())
 	res.DurationS = time.Since(began).Round(100 * time.Millisecond).Seconds()
 	res.Time = time.Now().UTC().Format(time.RFC3339)
 	return res
@@ -115,6 +116,7 @@ func (c *cluster) step(t *testing.T, i int, f fault, rng *rand.Rand, l *ledger) 
 	t.Helper()
 	hold := time.Duration(1500+rng.IntN(2000)) * time.Millisecond
 	w := window{name: fmt.Sprintf("%02d:%s", i, f.kind), from: time.Now()}
+	restarts := c.restartCounts()
 	heal, err := f.inject(c, rng, hold)
 	if err != nil {
 		t.Fatalf("step %s: inject: %v", w.name, err)
@@ -129,7 +131,21 @@ func (c *cluster) step(t *testing.T, i int, f fault, rng *rand.Rand, l *ledger) 
 	waitFor(t, 60*time.Second, "acknowledgements after "+w.name, func() bool { return l.sdkCount() >= before+minAcksAfterHeal })
 	w.to = time.Now()
 	t.Logf("step %s: held %v, recovered %v after healing", w.name, hold.Round(time.Millisecond), w.to.Sub(healed).Round(time.Millisecond))
+	for id, n := range c.restartCounts() {
+		if n > restarts[id] {
+			t.Logf("  %s exited and was restarted by Docker %d times", id, n-restarts[id])
+		}
+	}
 	return w
+}
+
+// restartCounts is restarts by node id.
+func (c *cluster) restartCounts() map[string]int {
+	out := map[string]int{}
+	for _, n := range c.nodes {
+		out[n.id] = c.restarts(n)
+	}
+	return out
 }
 
 // createTopic creates the orderly topic on the group.

@@ -127,12 +127,25 @@ func (c *cluster) leader() *node {
 	return nil
 }
 
-// waitLeader waits for a leader.
-func (c *cluster) waitLeader(d time.Duration) *node {
-	c.t.Helper()
-	var l *node
-	waitFor(c.t, d, "a leader", func() bool { l = c.leader(); return l != nil })
-	return l
+// role is the node's raft state as it reports it ("down" when it does
+// not answer).
+func (c *cluster) role(n *node) string {
+	tab, err := c.runtime(n)
+	if err != nil {
+		return "down"
+	}
+	return tab["raftState"]
+}
+
+// restarts is how often Docker restarted the node's process after it
+// exited non-zero.
+func (c *cluster) restarts(n *node) int {
+	out, err := docker("inspect", "-f", "{{.RestartCount}}", n.name)
+	if err != nil {
+		return 0
+	}
+	v, _ := strconv.Atoi(out)
+	return v
 }
 
 // followers returns the members other than leader l.

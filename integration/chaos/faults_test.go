@@ -3,6 +3,7 @@ package chaos
 import (
 	"fmt"
 	"math/rand/v2"
+	"strings"
 	"time"
 )
 
@@ -50,6 +51,7 @@ func onLeader(f nodeFault) func(*cluster, *rand.Rand, time.Duration) (func() err
 		if l == nil {
 			return nil, fmt.Errorf("chaos: no leader to fault")
 		}
+		c.t.Logf("  on %s (leader)", l.id)
 		return f(c, l, c.followers(l), rng, hold)
 	}
 }
@@ -62,6 +64,7 @@ func onFollower(f nodeFault) func(*cluster, *rand.Rand, time.Duration) (func() e
 		}
 		fs := c.followers(l)
 		n := fs[rng.IntN(len(fs))]
+		c.t.Logf("  on %s (follower)", n.id)
 		return f(c, n, c.followers(n), rng, hold)
 	}
 }
@@ -69,6 +72,7 @@ func onFollower(f nodeFault) func(*cluster, *rand.Rand, time.Duration) (func() e
 func onAny(f nodeFault) func(*cluster, *rand.Rand, time.Duration) (func() error, error) {
 	return func(c *cluster, rng *rand.Rand, hold time.Duration) (func() error, error) {
 		n := c.nodes[rng.IntN(len(c.nodes))]
+		c.t.Logf("  on %s (%s)", n.id, strings.ToLower(c.role(n)))
 		return f(c, n, c.followers(n), rng, hold)
 	}
 }
@@ -132,5 +136,7 @@ func fillDisk(c *cluster, n *node, _ []*node, _ *rand.Rand, _ time.Duration) (fu
 	if n.disk == nil {
 		return func() error { return nil }, fmt.Errorf("chaos: %s has no small disk", n.id)
 	}
-	return n.disk.free, n.disk.fill()
+	err := n.disk.fill()
+	c.t.Logf("  %s's disk %.1f%% used", n.id, 100*n.disk.usage())
+	return n.disk.free, err
 }

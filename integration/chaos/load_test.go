@@ -38,7 +38,8 @@ type ledger struct {
 	acked   map[string]bool
 	sdkAcks []time.Time // in order
 	sdk     int
-	failed  atomic.Int64
+	// failed counts sends answered with an error, by client.
+	failed, sdkFailed atomic.Int64
 }
 
 func newLedger() *ledger { return &ledger{acked: map[string]bool{}} }
@@ -141,6 +142,9 @@ func (ld *load) run(key string, l *ledger, send func(key string, seq int) error,
 			}
 			if err := send(key, seq); err != nil {
 				l.failed.Add(1)
+				if sdk {
+					l.sdkFailed.Add(1)
+				}
 				continue
 			}
 			l.ack(msgID(key, seq), sdk)
@@ -162,7 +166,7 @@ func (ld *load) halt() {
 // selector (the SHARDING_KEY picks the queue).
 func newOfficialProducer(t *testing.T, ns string) rocketmq.Producer {
 	t.Helper()
-	rlog.SetLogLevel("error")
+	rlog.SetLogLevel("fatal") // its reconnect errors are the faults themselves
 	p, err := rocketmq.NewProducer(
 		producer.WithNsResolver(primitive.NewPassthroughResolver([]string{ns})),
 		producer.WithGroupName("chaos-official-producer"),

@@ -4,7 +4,6 @@ import (
 	"encoding/json"
 	"math"
 	"sort"
-	"time"
 )
 
 // Result is one run of TestContainerChaos, written as one JSON line.
@@ -17,8 +16,10 @@ type Result struct {
 	// raftmq's SDK.
 	Acked    int `json:"acked"`
 	SDKAcked int `json:"sdk_acked"`
-	// Failed counts sends that returned an error (not acknowledged).
-	Failed int `json:"failed"`
+	// Failed counts sends that returned an error (not acknowledged),
+	// SDKFailed those of raftmq's SDK.
+	Failed    int `json:"failed"`
+	SDKFailed int `json:"sdk_failed"`
 	// Lost counts acknowledged messages the final read did not find.
 	Lost int `json:"lost"`
 	// Dup counts extra stored copies of a message (same key and sequence).
@@ -67,6 +68,3 @@ func Percentile(v []int64, p float64) int64 {
 	rank := int(math.Ceil(p / 100 * float64(len(s))))
 	return s[min(max(rank, 1), len(s))-1]
 }
-
-// Millis is d in whole milliseconds.
-func Millis(d time.Duration) int64 { return d.Milliseconds() }
