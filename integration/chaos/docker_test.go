@@ -108,4 +108,3 @@ func createNetwork(t *testing.T, name string) *network {
 
 // ip is host number n of the network.
 func (n *network) ip(host int) string { return fmt.Sprintf("%s%d", n.prefix, host) }
-
