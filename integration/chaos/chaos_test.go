@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"os"
+	"path/filepath"
 	"strconv"
 	"testing"
 	"time"
@@ -20,6 +21,9 @@ const (
 	// minAcksAfterHeal is how many new acknowledgements of our SDK's
 	// sends mark a step as recovered.
 	minAcksAfterHeal = 20
+	// slowGap is the unavailability past which a step logs what the
+	// nodes logged meanwhile (elections, refused writes).
+	slowGap = 2 * time.Second
 	// dupBound fails a run whose duplicates reach this share of acks.
 	dupBound = 0.001
 )
@@ -29,6 +33,8 @@ const (
 // checker of what was acknowledged against what is stored.
 func TestContainerChaos(t *testing.T) {
 	requireHost(t)
+	sweepStale(t)
+	t.Cleanup(func() { _ = os.RemoveAll(filepath.Join(os.TempDir(), runID)) })
 	image, bin := buildImage(t)
 	runs, seeds, steps := plan(t)
 	for i := range runs {
@@ -130,7 +136,13 @@ func (c *cluster) step(t *testing.T, i int, f fault, rng *rand.Rand, l *ledger) 
 	c.waitHealthy(90 * time.Second)
 	waitFor(t, 60*time.Second, "acknowledgements after "+w.name, func() bool { return l.sdkCount() >= before+minAcksAfterHeal })
 	w.to = time.Now()
-	t.Logf("step %s: held %v, recovered %v after healing", w.name, hold.Round(time.Millisecond), w.to.Sub(healed).Round(time.Millisecond))
+	_, acks := l.snapshot()
+	gap := longestGap(acks, w.from, w.to)
+	t.Logf("step %s: held %v, recovered %v after healing; our SDK's longest gap %v", w.name, hold.Round(time.Millisecond),
+		w.to.Sub(healed).Round(time.Millisecond), gap.Round(time.Millisecond))
+	if gap > slowGap {
+		c.logsSince(w.from)
+	}
 	for id, n := range c.restartCounts() {
 		if n > restarts[id] {
 			t.Logf("  %s exited and was restarted by Docker %d times", id, n-restarts[id])

@@ -3,7 +3,9 @@ package chaos
 import (
 	"context"
 	"fmt"
+	"os"
 	"os/exec"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"testing"
@@ -56,7 +58,7 @@ func startCluster(t *testing.T, image, bin string, run int) *cluster {
 	var peers []string
 	for i := 1; i <= 3; i++ {
 		n := &node{id: "n" + strconv.Itoa(i), name: prefix + "-n" + strconv.Itoa(i), ip: c.net.ip(10 + i)}
-		n.disk = newSmallDisk(t, t.TempDir(), diskMB)
+		n.disk = newSmallDisk(t, runDir(t, n.name), diskMB)
 		c.nodes = append(c.nodes, n)
 		peers = append(peers, n.id+"/"+n.raftAddr()+"/"+n.addr())
 	}
@@ -96,7 +98,8 @@ func (c *cluster) startBroker(n *node, peers string, join bool, data string) {
 // is kept in the test log when the test failed).
 func (c *cluster) runContainer(name, ip, data string, args ...string) {
 	c.t.Helper()
-	dargs := []string{"run", "-d", "--name", name, "--network", c.net.name, "--ip", ip, "--restart", "on-failure"}
+	dargs := []string{"run", "-d", "--name", name, "--label", labelPID + "=" + strconv.Itoa(os.Getpid()),
+		"--network", c.net.name, "--ip", ip, "--restart", "on-failure"}
 	if data != "" {
 		dargs = append(dargs, "-v", data+":/data")
 	}
@@ -186,6 +189,26 @@ func (c *cluster) cli(args ...string) (string, error) {
 		return string(out), fmt.Errorf("raftmq %s: %w: %s", strings.Join(args, " "), err, out)
 	}
 	return string(out), nil
+}
+
+// logsSince puts what every node logged since from into the test log.
+func (c *cluster) logsSince(from time.Time) {
+	for _, n := range c.nodes {
+		out, _ := exec.Command("docker", "logs", "--since", from.UTC().Format(time.RFC3339Nano), "--tail", "25", n.name).CombinedOutput()
+		c.t.Logf("  %s since the step began:\n%s", n.id, out)
+	}
+}
+
+// runDir is a directory for name under os.TempDir()/runID (where
+// sweepStale finds what a killed run left), deleted at cleanup.
+func runDir(t *testing.T, name string) string {
+	t.Helper()
+	dir := filepath.Join(os.TempDir(), runID, name)
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = os.RemoveAll(dir) })
+	return dir
 }
 
 // waitFor polls cond every 50 ms until it holds, failing the test after d.

@@ -7,6 +7,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -95,7 +96,8 @@ func createNetwork(t *testing.T, name string) *network {
 	var lastErr error
 	for range 20 {
 		prefix := fmt.Sprintf("172.%d.%d.", 24+rand.IntN(7), rand.IntN(256))
-		_, err := docker("network", "create", "--driver", "bridge", "--subnet", prefix+"0/24", name)
+		_, err := docker("network", "create", "--driver", "bridge", "--subnet", prefix+"0/24",
+			"--label", labelPID+"="+strconv.Itoa(os.Getpid()), name)
 		if err == nil {
 			t.Cleanup(func() { _, _ = docker("network", "rm", name) })
 			return &network{name: name, prefix: prefix}

@@ -87,7 +87,7 @@ func startLoad(t *testing.T, ns string, l *ledger) *load {
 	t.Helper()
 	ld := &load{stop: make(chan struct{})}
 	sdk, err := client.NewProducer("chaos-sdk-producer", client.WithNameServers(ns),
-		client.WithSelector(client.HashSelector(nil)), client.WithSendTimeout(3*time.Second))
+		client.WithSelector(client.HashSelector(nil))) // the default send timeout, 3 s
 	if err != nil {
 		t.Fatal(err)
 	}
