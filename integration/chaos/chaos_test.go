@@ -39,10 +39,19 @@ func TestContainerChaos(t *testing.T) {
 	runs, seeds, steps := plan(t)
 	for i := range runs {
 		t.Run(fmt.Sprintf("run%d-seed%d", i, seeds[i]), func(t *testing.T) {
-			res := chaosRun(t, image, bin, i, seeds[i], steps)
-			line := res.Line()
-			t.Logf("CHAOS %s", line)
-			appendOut(t, line)
+			res := &Result{Seed: seeds[i], Faults: map[string]int{}, UnavailMS: map[string]int64{}, LiveMissing: map[string]int{}}
+			// A run that stops half-way (a group that did not recover)
+			// still leaves its line, marked, so a table counts it.
+			defer func() {
+				if res.Time == "" {
+					res.Aborted = true
+					res.Time = time.Now().UTC().Format(time.RFC3339)
+				}
+				line := res.Line()
+				t.Logf("CHAOS %s", line)
+				appendOut(t, line)
+			}()
+			chaosRun(t, res, image, bin, i, steps)
 			verdictOf(t, res)
 		})
 	}
@@ -76,8 +85,8 @@ func plan(t *testing.T) (runs int, seeds []int64, steps int) {
 }
 
 // chaosRun is one run: a fresh cluster, load, the schedule, the check.
-func chaosRun(t *testing.T, image, bin string, run int, seed int64, steps int) *Result {
-	began := time.Now()
+func chaosRun(t *testing.T, res *Result, image, bin string, run int, steps int) {
+	began, seed := time.Now(), res.Seed
 	t.Logf("chaos seed %d (replay: CHAOS_SEED=%d CHAOS_RUNS=1), %d faults", seed, seed, steps)
 	rng := rand.New(rand.NewPCG(uint64(seed), uint64(seed)>>1|1))
 	c := startCluster(t, image, bin, run)
@@ -86,11 +95,10 @@ func chaosRun(t *testing.T, image, bin string, run int, seed int64, steps int) *
 	ld := startLoad(t, c.nsAddr, l)
 	live := startConsumers(t, c.nsAddr)
 	waitFor(t, 60*time.Second, "first acknowledgements", func() bool { return l.sdkCount() >= 200 })
-	res := &Result{Seed: seed, Faults: map[string]int{}, UnavailMS: map[string]int64{}, LiveMissing: map[string]int{}}
 	var windows []window
 	for i, f := range schedule(rng, steps) {
-		windows = append(windows, c.step(t, i, f, rng, l))
 		res.Faults[f.kind]++
+		windows = append(windows, c.step(t, i, f, rng, l))
 	}
 	if err := c.heal(); err != nil {
 		t.Errorf("healing everything: %v", err)
@@ -107,7 +115,6 @@ func chaosRun(t *testing.T, image, bin string, run int, seed int64, steps int) *
 	res.Failed, res.SDKFailed = int(l.failed.Load()), int(l.sdkFailed.Load())
 	res.DurationS = time.Since(began).Round(100 * time.Millisecond).Seconds()
 	res.Time = time.Now().UTC().Format(time.RFC3339)
-	return res
 }
 
 // window is one fault step's span, from injection to recovery.

@@ -37,6 +37,10 @@ type Result struct {
 	P50MS int64 `json:"unavail_p50_ms"`
 	P99MS int64 `json:"unavail_p99_ms"`
 	MaxMS int64 `json:"unavail_max_ms"`
+	// Aborted marks a run that stopped before its check (a step whose
+	// group did not recover in time: see the test log); its counts are
+	// those of the steps it ran.
+	Aborted bool `json:"aborted,omitempty"`
 	// DurationS is the run's wall time in seconds.
 	DurationS float64 `json:"duration_s"`
 	// Time is when the run ended (RFC 3339, UTC).
