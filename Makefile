@@ -66,9 +66,20 @@ bench: build
 bench-go:
 	$(GO) test -run '^$$' -bench . -benchmem -benchtime 2s ./...
 
-## chaos: the long randomized fault schedules
+## chaos: the long randomized fault schedules — dledger's in-process one, then
+## CHAOS_RUNS (default 200) runs of the container suite (Docker, root), one JSON
+## line each appended to CHAOS_OUT; `make chaos-table` prints their tables
+CHAOS_RUNS ?= 200
+CHAOS_OUT  ?= $(CURDIR)/chaos-runs.jsonl
 chaos:
 	RAFTMQ_CHAOS=1 $(GO) test -race -count=1 -timeout 60m -run Chaos ./dledger/
+	cd integration && CHAOS_RUNS=$(CHAOS_RUNS) CHAOS_OUT=$(CHAOS_OUT) \
+	  $(GO) test -count=1 -timeout 0 -run TestContainerChaos -v ./chaos/
+
+## chaos-table: the Markdown tables of the runs in CHAOS_OUT (docs/RELIABILITY.md)
+.PHONY: chaos-table
+chaos-table:
+	cd integration && $(GO) run ./chaos/cmd/chaostable $(CHAOS_OUT)
 
 ## fuzz: run every fuzz target for FUZZTIME (default 2m) each
 fuzz:
