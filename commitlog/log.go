@@ -59,6 +59,7 @@ type Log struct {
 	dirty   atomic.Bool
 	refuse  atomic.Bool
 	cache   atomic.Pointer[hit]
+	recov   recovering // the recovering marker (recovering.go)
 
 	dur durability
 	// deferFn and floorFn are Config.DeferSync and Retention.Floor, which
