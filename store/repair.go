@@ -70,7 +70,60 @@ func (s *Store) verifyQueues() error {
 			}
 		}
 	}
-	return v.apply()
+	if err := v.apply(); err != nil {
+		return err
+	}
+	return s.reindexLog(first, last)
+}
+
+// verifyIndex checks the key index; a damaged one is reset, and rebuilt
+// by reindexLog and the refills.
+func (s *Store) verifyIndex() error {
+	err := s.index.Verify(s.clog.MaxCommitOffset())
+	if err == nil {
+		return nil
+	}
+	s.log.Warn("key index damaged (torn page or flipped bit): rebuilding it from the commitlog", "error", err)
+	s.reindex = true
+	return s.index.Reset()
+}
+
+// reindexLog puts again the keys of every message of log entries first..
+// last that its consumequeue holds (those are applied: the index never
+// names a message that is not), after verifyIndex reset the index.
+func (s *Store) reindexLog(first, last uint64) error {
+	if !s.reindex {
+		return nil
+	}
+	log := &logEntries{clog: s.clog}
+	n := 0
+	for i := first; i != 0 && i <= last; i++ {
+		msgs, err := log.at(i)
+		if err != nil {
+			return fmt.Errorf("store: reindex entry %d: %w", i, err)
+		}
+		for k := range msgs {
+			m := &msgs[k]
+			if q, ok := s.cq.Lookup(m.Topic, m.QueueID); ok && m.QueueOffset >= q.MinOffset() && m.QueueOffset < q.MaxOffset() {
+				n += s.putKeys(i, m)
+			}
+		}
+	}
+	if len(s.refill) == 0 {
+		s.reindex = false
+	}
+	s.log.Warn("rebuilt the key index from the commitlog", "keys", n)
+	return s.index.Flush()
+}
+
+// putKeys indexes m's keys as Dispatch does; failures are only logged.
+func (s *Store) putKeys(index uint64, m *dledger.AppliedMessage) int {
+	for _, key := range m.Keys {
+		if err := s.index.Put(key, m.CommitOffset, m.StoreTimestamp); err != nil {
+			s.log.Warn("index put failed", "entry", index, "key", key, "commit_offset", m.CommitOffset, "error", err)
+		}
+	}
+	return len(m.Keys)
 }
 
 // queueCheck is the state of verifyQueues's pass.
@@ -165,7 +218,10 @@ func (s *Store) repairQueues(index uint64) error {
 		return err
 	}
 	s.log.Warn("rebuilt damaged consumequeues from the commitlog", "queues", len(s.refill), "entries", n, "through_entry", index-1)
-	s.refill = nil
+	s.refill, s.reindex = nil, false
+	if err := s.index.Flush(); err != nil {
+		return err
+	}
 	return s.cq.Flush()
 }
 
@@ -205,7 +261,8 @@ func (s *Store) refillWalk(index uint64, want func(dledger.QueueKey, int64) bool
 		if err != nil {
 			return n, fmt.Errorf("store: refill consumequeues from entry %d: %w", i, err)
 		}
-		for _, m := range msgs {
+		for j := range msgs {
+			m := &msgs[j]
 			k := dledger.QueueKey{Topic: m.Topic, QueueID: m.QueueID}
 			if !s.refill[k] || !want(k, m.QueueOffset) {
 				continue
@@ -216,6 +273,9 @@ func (s *Store) refillWalk(index uint64, want func(dledger.QueueKey, int64) bool
 			}
 			if err := q.Append(m.QueueOffset, Entry{CommitOffset: m.CommitOffset, Size: m.Size, TagsCode: m.TagsCode}); err != nil {
 				return n, fmt.Errorf("store: refill consumequeue %s/%d: %w", k.Topic, k.QueueID, err)
+			}
+			if s.reindex {
+				s.putKeys(i, &msgs[j])
 			}
 			n++
 		}

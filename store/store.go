@@ -38,7 +38,10 @@ type Store struct {
 	runs queueRuns // the FSM goroutine's
 	// refill holds the queues Open found damaged and cut (repair.go);
 	// Open and then the FSM goroutine own it.
-	refill  map[dledger.QueueKey]bool
+	refill map[dledger.QueueKey]bool
+	// reindex: Open found the key index damaged and reset it; the
+	// refills put their messages' keys too.
+	reindex bool
 	arrival notifier
 
 	stop chan struct{}
@@ -77,7 +80,7 @@ func Open(cfg Config) (*Store, error) {
 		_ = s.clog.Close()
 		return nil, fmt.Errorf("store: index: %w", err)
 	}
-	if err := s.verifyQueues(); err != nil {
+	if err := errors.Join(s.verifyIndex(), s.verifyQueues()); err != nil {
 		_ = s.Close()
 		return nil, err
 	}
