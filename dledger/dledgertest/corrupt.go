@@ -8,6 +8,7 @@ import (
 	"math/rand"
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strings"
 
@@ -58,18 +59,25 @@ type record struct {
 }
 
 // FlipBit flips one random bit of one random record in node i's
-// commitlog, among the records of raft index lo..hi (hi 0: no bound), and
-// syncs it, so the damage is what the disk holds: a bit flip in synced
-// data, anywhere in the log. The node must be stopped. It returns the
-// raft index of the record hit, or 0 when no record is in range. It reads
-// the segment format of commitlog/doc.go (frozen) on its own.
+// commitlog, among the records of raft index lo..hi, and syncs it, so the
+// damage is what the disk holds: a bit flip in synced data, anywhere in
+// the log. hi 0 means up to the record before the last one on disk: the
+// middle of the log, where an intact record follows the damage (a flip in
+// the very last record of a node that crashed cannot be told from a torn
+// write; see docs/RELIABILITY.md). The node must be stopped. It returns
+// the raft index of the record hit, or 0 when no record is in range. It
+// reads the segment format of commitlog/doc.go (frozen) on its own.
 func (c *Cluster) FlipBit(i int, rng *rand.Rand, lo, hi uint64) uint64 {
 	c.t.Helper()
 	c.mustBeStopped(i)
 	fsys, dir := c.disk(i, Segment)
+	recs := c.records(fsys, dir)
+	if hi == 0 && len(recs) > 0 {
+		hi = recs[len(recs)-1].index - 1
+	}
 	var in []record
-	for _, r := range c.records(fsys, dir) {
-		if r.index >= lo && (hi == 0 || r.index <= hi) {
+	for _, r := range recs {
+		if r.index >= lo && r.index <= hi {
 			in = append(in, r)
 		}
 	}
@@ -85,8 +93,9 @@ func (c *Cluster) FlipBit(i int, rng *rand.Rand, lo, hi uint64) uint64 {
 
 // TearPage overwrites one random 4 KiB page that holds data, in a random
 // file of target on node i, with zeros or garbage (even odds) and syncs
-// it: a torn page. The node must be stopped. It returns the file and the
-// page's offset, or "" when no file of target holds data.
+// it: a torn page. In segments it spares the page of the log's last
+// record, for FlipBit's reason. The node must be stopped. It returns the
+// file and the page's offset, or "" when no file of target holds data.
 func (c *Cluster) TearPage(i int, rng *rand.Rand, target Target) (string, int64) {
 	c.t.Helper()
 	c.mustBeStopped(i)
@@ -98,8 +107,15 @@ func (c *Cluster) TearPage(i int, rng *rand.Rand, target Target) (string, int64)
 		}
 	}
 	rng.Shuffle(len(files), func(a, b int) { files[a], files[b] = files[b], files[a] })
+	var tail record
+	if recs := c.records(fsys, dir); target == Segment && len(recs) > 0 {
+		tail = recs[len(recs)-1]
+	}
 	for _, f := range files {
 		pages := c.dataPages(fsys, f)
+		if f == tail.file {
+			pages = slices.DeleteFunc(pages, func(off int64) bool { return off+PageSize > tail.pos })
+		}
 		if len(pages) == 0 {
 			continue
 		}
