@@ -76,3 +76,32 @@ func noLeader(t *testing.T, c *dledgertest.Cluster, d time.Duration, nodes ...in
 		}
 	}
 }
+
+// TestTornPageCommitlog tears a 4 KiB page (zeros or garbage) in the
+// middle of a stopped follower's commitlog: it must come back recovering,
+// stay out of elections while the leader is away, then catch up.
+func TestTornPageCommitlog(t *testing.T) {
+	rng := rand.New(rand.NewSource(2))
+	c := dledgertest.New(t, dledgertest.Options{Configure: fastConfig, MemFS: true})
+	leader := c.WaitLeader(5 * time.Second)
+	f1, f2 := (leader+1)%3, (leader+2)%3
+	p, stop := background(t, c, 6)
+	defer stop()
+	waitAcks(t, c, p, 600)
+	c.Kill(f1)
+	c.Kill(leader)
+	file, off := c.TearPage(f1, rng, dledgertest.Segment)
+	t.Logf("tore %s at %d", file, off)
+	c.Restart(f1)
+	if x := c.Member(f1).Log.RecoveringThrough(); x == 0 {
+		t.Fatalf("n%d is not recovering after a torn page", f1)
+	}
+	noLeader(t, c, 2*time.Second, f1, f2)
+	c.Restart(leader)
+	c.WaitLeader(10 * time.Second)
+	waitAcks(t, c, p, len(p.acks())+100)
+	stop()
+	c.WaitConverged(20 * time.Second)
+	checkAcked(t, c, p.acks())
+	checkLogsIdentical(t, c)
+}
