@@ -139,7 +139,8 @@ func flipBit(t *testing.T, fs vfs.FS, name string, at int64) {
 }
 
 // TestBitFlipInTail flips a bit in a record after the checkpoint: recovery
-// drops that record and everything after it.
+// drops that record and everything after it, and since an intact record
+// follows, marks the log as recovering through it.
 func TestBitFlipInTail(t *testing.T) {
 	tests := []struct {
 		name string
@@ -160,12 +161,18 @@ func TestBitFlipInTail(t *testing.T) {
 			c := mustOpen(t, testConfig(fs, testDir))
 			defer closeLog(t, c)
 			checkRange(t, c, 1, last-2)
+			// The intact record after it shows the flip is not a torn tail.
+			if got := c.RecoveringThrough(); got != last {
+				t.Fatalf("RecoveringThrough = %d, want %d", got, last)
+			}
 		})
 	}
 }
 
-// TestBitFlipInSealedSegment flips a bit in a trusted, sealed record: it is
-// detected on read and never returned; its neighbours still read.
+// TestBitFlipInSealedSegment flips a bit in a sealed, synced record:
+// Open finds it (every sealed record is checked), cuts the log there and
+// records that it recovers through the old last index; the marker
+// survives a reopen and goes once the log is stored through it again.
 func TestBitFlipInSealedSegment(t *testing.T) {
 	fsys := vfs.NewMem()
 	cfg := testConfig(fsys, testDir)
@@ -183,7 +190,67 @@ func TestBitFlipInSealedSegment(t *testing.T) {
 	closeLog(t, l)
 	flipBit(t, fsys, name, e.pos+int64(e.length)-1)
 	l = mustOpen(t, cfg)
+	checkRange(t, l, 1, victim-1)
+	if got := l.RecoveringThrough(); got != 100 {
+		t.Fatalf("RecoveringThrough = %d, want 100", got)
+	}
+	storeRange(t, l, victim, 60, 3)
+	crashed := fsys.CrashClone() // the marker is durable, not just in memory
+	closeLog(t, l)
+	cfg = testConfig(crashed, testDir)
+	l = mustOpen(t, cfg)
+	if got := l.RecoveringThrough(); got != 100 {
+		t.Fatalf("after reopen at 60: RecoveringThrough = %d, want 100", got)
+	}
+	storeRange(t, l, 61, 100, 3)
+	if got := l.RecoveringThrough(); got != 0 {
+		t.Fatalf("stored through 100: RecoveringThrough = %d, want 0", got)
+	}
+	closeLog(t, l)
+	l = mustOpen(t, cfg)
 	defer closeLog(t, l)
+	if got := l.RecoveringThrough(); got != 0 {
+		t.Fatalf("reopened: RecoveringThrough = %d, want 0", got)
+	}
+	checkRange(t, l, 1, 100)
+}
+
+// TestTornTailSetsNoMarker: a torn or unwritten tail after a power loss
+// is cut as before, without the recovering marker (nothing synced was
+// lost), so a group whose every node lost power can still elect.
+func TestTornTailSetsNoMarker(t *testing.T) {
+	fsys := vfs.NewMem()
+	l := mustOpen(t, testConfig(fsys, testDir))
+	last, _, e2, seg := lastTwo(t, l)
+	crashed := fsys.CrashClone()
+	closeLog(t, l)
+	damage(t, crashed, seg, e2.pos+3, e2.pos+int64(e2.length), true)
+	c := mustOpen(t, testConfig(crashed, testDir))
+	defer closeLog(t, c)
+	checkRange(t, c, 1, last-1)
+	if got := c.RecoveringThrough(); got != 0 {
+		t.Fatalf("RecoveringThrough = %d after a torn tail, want 0", got)
+	}
+}
+
+// TestBitFlipWhileOpen flips a bit in a sealed record of an open log: it
+// is detected on read and never returned; its neighbours still read.
+func TestBitFlipWhileOpen(t *testing.T) {
+	fsys := vfs.NewMem()
+	cfg := testConfig(fsys, testDir)
+	l := mustOpen(t, cfg)
+	storeRange(t, l, 1, 100, 3)
+	const victim = 10
+	e, err := l.entryAt(victim)
+	if err != nil {
+		t.Fatal(err)
+	}
+	name := l.segFor(victim).f.Name()
+	if l.segFor(victim) == l.active() {
+		t.Fatal("victim must be in a sealed segment")
+	}
+	defer closeLog(t, l)
+	flipBit(t, fsys, name, e.pos+int64(e.length)-1)
 	var got raft.Log
 	if err := l.GetLog(victim, &got); !errors.Is(err, ErrCorrupt) {
 		t.Fatalf("GetLog(corrupt) = %v, want ErrCorrupt", err)

@@ -105,12 +105,31 @@
 //
 // Open always scans from the checkpoint to the end of the files (the
 // abort file only says whether the last run crashed, which is logged):
-// segments before the checkpoint's are trusted, the rest are read record
-// by record until a record's length, CRC or index is wrong. The tail from
-// there is truncated and logged, and the entry index is rewritten for
-// what was scanned. At most one segment is scanned after a crash in
-// SyncFlush. A record that fails its CRC in a trusted segment is never
-// decoded: GetLog returns an error wrapping ErrCorrupt.
+// segments before the checkpoint's, and the checkpoint's segment up to
+// it, are checked read-only (the CRC and index of every record), the rest
+// is read record by record until a record's length, CRC or index is
+// wrong, and so is any checked segment that fails. The tail from there is
+// truncated and logged, and the entry index is rewritten for what was
+// scanned. A record that goes bad while the log is open is never decoded:
+// GetLog returns an error wrapping ErrCorrupt.
+//
+// # Corruption below the last index
+//
+// A cut is a torn tail when nothing intact follows it. When an intact
+// record of a later index does follow (found through the entry index, or
+// by searching the segment for a record header), or the checkpoint says
+// the cut entries were synced, the cut removes entries the node may have
+// acknowledged to a raft leader: before cutting, Open durably writes the
+// recovering marker (file "recovering", below) with X, the highest such
+// index. RecoveringThrough reports X until StoreLogs has made the log
+// durable through X again, then the marker is removed. dledger keeps a
+// recovering node out of elections meanwhile (dledger/voteguard.go).
+//
+//	 0       4       8               16      20
+//	+-------+-------+---------------+-------+
+//	| magic |version| through index |crc32c |   frozen, little endian
+//	| RMRC  |   1   |     u64       |  u32  |
+//	+-------+-------+---------------+-------+
 //
 // # Raft and DeleteRange
 //

@@ -60,6 +60,7 @@ type Log struct {
 	refuse  atomic.Bool
 	space   spaceGuard
 	cache   atomic.Pointer[hit]
+	recov   recovering // the recovering marker (recovering.go)
 
 	dur durability
 	// deferFn and floorFn are Config.DeferSync and Retention.Floor, which

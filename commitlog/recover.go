@@ -25,10 +25,16 @@ func (l *Log) recover() error {
 			return fmt.Errorf("commitlog: remove %s: %w", tmp, err)
 		}
 	}
+	if err := l.readRecovering(); err != nil {
+		return err
+	}
 	if err := l.openSegments(); err != nil {
 		return err
 	}
 	ck, ok := l.readCheckpoint()
+	if ok {
+		l.recov.synced = ck.index
+	}
 	from := len(l.segs)
 	if ok && ck.segBase != 0 {
 		from = sort.Search(len(l.segs), func(i int) bool { return l.segs[i].base >= ck.segBase })
@@ -37,8 +43,12 @@ func (l *Log) recover() error {
 		from, ck = 0, checkpoint{}
 	}
 	for i := 0; i < from; i++ {
-		if err := l.trust(l.segs[i]); err != nil {
-			l.logger.Warn("sealed segment inconsistent with its index; rescanning", "segment", l.segs[i].base, "error", err)
+		err := l.trust(l.segs[i])
+		if err == nil {
+			err = l.verifyPrefix(l.segs[i], l.segs[i].count, l.segs[i].size)
+		}
+		if err != nil {
+			l.logger.Warn("sealed segment inconsistent with its index or corrupt; rescanning", "segment", l.segs[i].base, "error", err)
 			from, ck = i, checkpoint{}
 			break
 		}
@@ -46,7 +56,11 @@ func (l *Log) recover() error {
 	if err := l.scanFrom(from, ck); err != nil {
 		return err
 	}
-	return l.finishRecovery()
+	if err := l.finishRecovery(); err != nil {
+		return err
+	}
+	l.clearRecovering()
+	return nil
 }
 
 func (l *Log) openSegments() error {
@@ -127,7 +141,7 @@ func (l *Log) scanFrom(from int, ck checkpoint) error {
 			return l.dropFrom(i)
 		}
 		start := l.scanStart(s, ck, end)
-		if err := l.scanSegment(s, start); err != nil {
+		if err := l.scanSegment(i, start); err != nil {
 			return err
 		}
 		next, end = s.base+s.count, s.endCO
@@ -156,14 +170,21 @@ func (l *Log) scanStart(s *segment, ck checkpoint, end int64) checkpoint {
 		s.count = 0
 		return zero
 	}
+	if err := l.verifyPrefix(s, s.count, ck.pos); err != nil {
+		l.logger.Warn("corrupt record before the checkpoint; scanning its segment whole", "segment", s.base, "error", err)
+		s.count = 0
+		return zero
+	}
 	s.startCO = first.commitOf
 	return ck
 }
 
-// scanSegment reads records from the start point, rewrites their entry
-// index records and truncates the segment and index after the last good
-// record.
-func (l *Log) scanSegment(s *segment, st checkpoint) error {
+// scanSegment reads records of segs[k] from the start point, rewrites
+// their entry index records and truncates the segment and index after the
+// last good record, raising the recovering marker first when what it cuts
+// held synced entries (noteCut).
+func (l *Log) scanSegment(k int, st checkpoint) error {
+	s := l.segs[k]
 	fi, err := s.f.Stat()
 	if err != nil {
 		return fmt.Errorf("commitlog: stat segment %d: %w", s.base, err)
@@ -197,6 +218,11 @@ func (l *Log) scanSegment(s *segment, st checkpoint) error {
 	if fi.Size() > s.size && reason != "end" {
 		l.logger.Error("torn or corrupt tail truncated", "segment", s.base, "at", s.size,
 			"bytes_dropped", fi.Size()-s.size, "reason", reason, "last_index", s.base+s.count-1)
+	}
+	if fi.Size() > s.size {
+		if err := l.noteCut(k, s.base+s.count, s.size); err != nil {
+			return err
+		}
 	}
 	return l.rewriteIndex(s, st, ib, fi.Size())
 }

@@ -73,6 +73,7 @@ func (l *Log) StoreLogs(logs []*raft.Log) error {
 		// The fsync covered every earlier write to the file too, and
 		// earlier segments were synced when sealed.
 		l.dur.advance(l.lastIndex)
+		l.caughtUp(act)
 	}
 	if cap(l.buf) > maxRetainedBuffer {
 		l.buf, l.idxBuf = nil, nil // one huge batch should not pin its buffer forever

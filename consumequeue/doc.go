@@ -48,7 +48,10 @@
 // straddle 4 KiB pages, so after a power loss an entry in the replayed range
 // may be torn or stale yet look valid, in any file: the replay, which is the
 // truth, finds it different and Append rewrites the queue from there with
-// a warning (durably) instead of failing — never fatal.
+// a warning (durably) instead of failing — never fatal. Damage outside
+// the replayed range (a torn page or flipped bit in any file) is found by
+// the message store, which holds every entry against the commitlog at
+// Open, cuts the queue with Truncate and refills it from the log.
 //
 // MinOffset after Open is the first entry still on disk, which can be lower
 // than the minimum before the restart (CorrectMinOffset does not delete

@@ -14,7 +14,8 @@ import (
 
 // TestChaos runs a fixed-seed schedule of kills, power losses (of one
 // node, or now and then of every node at once), restarts, partitions,
-// heals and leadership transfers under load, then heals everything and
+// heals, leadership transfers and bit flips or torn pages in one node's
+// commitlog at a time under load, then heals everything and
 // asserts that every acknowledged message is on every node and that all
 // raft logs are identical. RAFTMQ_CHAOS=1 (make chaos) runs a long one.
 func TestChaos(t *testing.T) {
@@ -27,8 +28,9 @@ func TestChaos(t *testing.T) {
 	c := dledgertest.New(t, dledgertest.Options{Configure: fastConfig, MemFS: true})
 	c.WaitLeader(5 * time.Second)
 	p, stop := background(t, c, 6)
+	damaged := -1
 	for s := 0; s < steps; s++ {
-		chaosStep(t, c, rng, s)
+		chaosStep(t, c, rng, s, &damaged)
 		time.Sleep(time.Duration(100+rng.Intn(500)) * time.Millisecond) // pacing of the schedule, not a wait for a condition
 	}
 	c.Heal()
@@ -54,9 +56,9 @@ func TestChaos(t *testing.T) {
 	checkLogsIdentical(t, c)
 }
 
-func chaosStep(t *testing.T, c *dledgertest.Cluster, rng *rand.Rand, s int) {
+func chaosStep(t *testing.T, c *dledgertest.Cluster, rng *rand.Rand, s int, damaged *int) {
 	i := rng.Intn(c.Len())
-	switch rng.Intn(7) {
+	switch rng.Intn(8) {
 	case 0:
 		t.Logf("chaos %d: kill n%d", s, i)
 		c.Kill(i)
@@ -91,7 +93,35 @@ func chaosStep(t *testing.T, c *dledgertest.Cluster, rng *rand.Rand, s int) {
 				c.Restart(j)
 			}
 		}
+	case 7:
+		chaosDamage(t, c, rng, s, i, damaged)
 	}
+}
+
+// chaosDamage flips a bit or tears a page of node i's commitlog (stopped
+// by a kill or a power loss, restarted after), only while no other node
+// is damaged: corruption is injected on a minority only. A node stays
+// damaged until its commitlog is no longer recovering.
+func chaosDamage(t *testing.T, c *dledgertest.Cluster, rng *rand.Rand, s, i int, damaged *int) {
+	if d := *damaged; d >= 0 {
+		if n, m := c.Node(d), c.Member(d); n == nil || m.Log == nil || m.Log.RecoveringThrough() != 0 {
+			return
+		}
+		*damaged = -1
+	}
+	if rng.Intn(2) == 0 {
+		c.Kill(i)
+	} else {
+		c.LosePower(i)
+	}
+	if rng.Intn(2) == 0 {
+		t.Logf("chaos %d: bit flip in entry %d of n%d", s, c.FlipBit(i, rng, 1, 0), i)
+	} else {
+		file, off := c.TearPage(i, rng, dledgertest.Segment)
+		t.Logf("chaos %d: torn page of n%d: %s at %d", s, i, file, off)
+	}
+	c.Restart(i)
+	*damaged = i
 }
 
 // checkLogsIdentical compares every raft entry the live nodes have in

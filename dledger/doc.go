@@ -80,6 +80,16 @@
 // after the install. So a node caught up by snapshot holds every message
 // the others do, and may lead without skipping any.
 //
+// # Corrupt logs
+//
+// A log store that is a RecoveringLog (the commitlog) may come back from a
+// restart shorter than what it acknowledged: its recovery cut a flipped
+// bit or torn page out of the middle of the log. Until it holds those
+// entries again the node neither grants votes nor asks for them nor takes
+// a leadership transfer (voteGuard, in the transport; the safety argument
+// is on the type), so it cannot help elect a leader that misses a
+// committed entry. It still takes AppendEntries and snapshots to catch up.
+//
 // # Timeouts
 //
 // DefaultConfig's 300 ms heartbeat/election and 250 ms leader lease

@@ -103,6 +103,14 @@ func (n *Node) open() error {
 		n.fsm.durable = n.waitDurable
 		trans = newClampTransport(n.trans, dl.DurableIndex)
 	}
+	if rl, ok := n.logs.(RecoveringLog); ok {
+		var g *voteGuard
+		trans, g = newVoteGuard(trans, func() bool { return rl.RecoveringThrough() != 0 }, cfg.NodeID, n.log)
+		n.closers = append(n.closers, g.stopPump)
+		if x := rl.RecoveringThrough(); x != 0 {
+			n.log.Warn("log recovering from corruption: no votes until it holds the entries it had", "through", x)
+		}
+	}
 	rc := cfg.raftConfig()
 	if err := n.bootstrap(rc, stable, snaps); err != nil {
 		return err

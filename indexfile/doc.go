@@ -53,7 +53,12 @@
 // a header on disk never counts entries that are not. After a crash Open
 // trusts the entries below the header's indexCount: if a slot points at a
 // later (untrusted) entry, the slots of that file are rebuilt from its
-// trusted entries. Raft's replay re-puts what was lost.
+// trusted entries. Raft's replay re-puts what was lost. Verify checks
+// every file (header counts, entry ranges, prev links within a slot, slot
+// heads) for a torn page or flipped bit; the message store then Resets
+// the index and puts every message's keys again from the commitlog. A
+// header no put could write (counts beyond the geometry) drops its file
+// at Open rather than failing it.
 //
 // # Queries
 //

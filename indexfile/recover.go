@@ -2,9 +2,14 @@ package indexfile
 
 import (
 	"encoding/binary"
+	"errors"
 	"fmt"
 	"os"
 )
+
+// errBadHeader marks a header no put could have written (a torn page):
+// Open drops the file rather than fail, the store rebuilds the index.
+var errBadHeader = errors.New("header out of range")
 
 // recoverChunk is the read size of the recovery scans.
 const recoverChunk = 64 << 10
@@ -42,7 +47,7 @@ func (s *Store) openFile(name string) (*indexFile, error) {
 	x.mmap(s.cfg.fileSize(), s.log)
 	if x.hdr.indexCount > x.indexNum {
 		x.close()
-		return nil, fmt.Errorf("%w: %s counts %d entries, more than %d", ErrCorrupt, path, x.hdr.indexCount, x.indexNum)
+		return nil, fmt.Errorf("%w: %w: %s counts %d entries, more than %d", ErrCorrupt, errBadHeader, path, x.hdr.indexCount, x.indexNum)
 	}
 	return x, nil
 }

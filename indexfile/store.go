@@ -24,6 +24,7 @@ type Store struct {
 	files   []*indexFile // oldest first; the last one takes puts
 	created time.Time    // creation time of the newest file
 	closed  bool
+	dropped bool // Open dropped an unreadable file: Verify reports it
 }
 
 // Open opens the index in cfg.Dir, creating the directory if needed, and
@@ -57,6 +58,15 @@ func (s *Store) load() error {
 			continue
 		}
 		x, err := s.openFile(name)
+		if errors.Is(err, errBadHeader) {
+			// Derived data: drop it, Verify reports it, the store rebuilds.
+			s.log.Warn("dropping unreadable index file", "name", name, "error", err)
+			s.dropped = true
+			if err := s.fs.Remove(s.path(name)); err != nil {
+				return fmt.Errorf("indexfile: remove %s: %w", name, err)
+			}
+			continue
+		}
 		if err != nil {
 			return err
 		}

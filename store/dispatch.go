@@ -17,6 +17,9 @@ import (
 // stops the node. Index failures are only logged: the index is
 // rebuildable and RocketMQ treats it as best effort.
 func (s *Store) Dispatch(index uint64, msgs []dledger.AppliedMessage) error {
+	if err := s.repairQueues(index); err != nil {
+		return err
+	}
 	for _, r := range s.runs.group(msgs) {
 		q, err := s.cq.Queue(r.key.Topic, r.key.QueueID)
 		if err == nil {
@@ -46,6 +49,9 @@ func (s *Store) Dispatch(index uint64, msgs []dledger.AppliedMessage) error {
 // Entries of kept queues whose messages are no longer in the commitlog
 // are trimmed by CorrectMinOffsets, as after retention.
 func (s *Store) Restored(next, from map[dledger.QueueKey]int64) error {
+	if err := s.refillBefore(next); err != nil { // queues Open found damaged (repair.go)
+		return err
+	}
 	behind := map[string]bool{}
 	for k, n := range next {
 		if q, ok := s.cq.Lookup(k.Topic, k.QueueID); !ok || q.MaxOffset() < n {

@@ -18,5 +18,10 @@
 //
 // The consumequeue and the index are derived data: the raft log is the
 // durable copy, they are synced before every raft snapshot (Sync), and
-// raft's replay after a restart fills in what a crash lost.
+// raft's replay after a restart fills in what a crash lost. Damage that
+// the replay does not reach (a torn page or flipped bit anywhere) is found
+// at Open, which holds every consumequeue entry against the commitlog's
+// put entries and verifies the index, and is repaired from the log
+// (repair.go): a queue is cut at its first bad entry and refilled from
+// committed entries only, a damaged index is rebuilt. Never fatal.
 package store

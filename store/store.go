@@ -35,7 +35,13 @@ type Store struct {
 	cq    *consumequeue.Store
 	index *indexfile.Store
 
-	runs    queueRuns // the FSM goroutine's
+	runs queueRuns // the FSM goroutine's
+	// refill holds the queues Open found damaged and cut (repair.go);
+	// Open and then the FSM goroutine own it.
+	refill map[dledger.QueueKey]bool
+	// reindex: Open found the key index damaged and reset it; the
+	// refills put their messages' keys too.
+	reindex bool
 	arrival notifier
 
 	stop chan struct{}
@@ -73,6 +79,10 @@ func Open(cfg Config) (*Store, error) {
 		_ = s.cq.Close()
 		_ = s.clog.Close()
 		return nil, fmt.Errorf("store: index: %w", err)
+	}
+	if err := errors.Join(s.verifyIndex(), s.verifyQueues()); err != nil {
+		_ = s.Close()
+		return nil, err
 	}
 	return s, nil
 }
