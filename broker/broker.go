@@ -211,6 +211,8 @@ func (b *Broker) build() error {
 		&groupAdmin{rep: rep, meta: b.meta, tables: tbl, log: b.log},
 		&configAdmin{rep: rep, meta: b.meta, tables: tbl, cfg: &b.cfg},
 		&queryAdmin{store: b.store, node: b.node},
+		&statsAdmin{rep: rep, store: b.store, meta: b.meta, committer: b.offsets, consumers: consumers, stats: b.nm.stats},
+		&connAdmin{rep: rep, store: b.store, meta: b.meta, committer: b.offsets, consumers: consumers, producers: b.clients.producers, log: b.log},
 		&raftAdmin{rep: rep, log: b.log},
 	} {
 		s.register(guarded)
@@ -262,6 +264,7 @@ func (b *Broker) startBackground() {
 	b.bg.goRun(b.offsets.run)
 	b.bg.goRun(b.leader.loop)
 	b.bg.goRun(b.acl.seedLoop)
+	b.bg.every(statsSampleInterval, b.nm.stats.sampleAll)
 	b.startHTTP()
 	// The consumequeue and the index are not flushed on a timer: the raft
 	// log is the durable copy, the FSM syncs them before every snapshot

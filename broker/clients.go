@@ -86,6 +86,7 @@ func (s *clientService) heartbeat(ctx context.Context, c *remoting.Conn, req *re
 		ch := &clientChannel{
 			clientID: hb.ClientID, conn: c, lastSeen: now,
 			consumeType: cd.ConsumeType, messageModel: cd.MessageModel, consumeFromWhere: cd.ConsumeFromWhere,
+			language: req.Language, version: req.Version,
 		}
 		if s.consumers.register(cd.GroupName, ch, subs) {
 			s.log.Info("consumer joined", "group", cd.GroupName, "client", hb.ClientID, "remote", c.RemoteAddr().String())
@@ -93,7 +94,8 @@ func (s *clientService) heartbeat(ctx context.Context, c *remoting.Conn, req *re
 		}
 	}
 	for _, pd := range hb.ProducerDataSet {
-		if pd.GroupName != "" && s.producers.register(pd.GroupName, hb.ClientID, c, now) {
+		ch := &clientChannel{clientID: hb.ClientID, conn: c, lastSeen: now, language: req.Language, version: req.Version}
+		if pd.GroupName != "" && s.producers.register(pd.GroupName, ch) {
 			s.log.Debug("producer joined", "group", pd.GroupName, "client", hb.ClientID, "remote", c.RemoteAddr().String())
 		}
 	}

@@ -24,6 +24,8 @@ type clientChannel struct {
 	consumeType      string
 	messageModel     string
 	consumeFromWhere string
+	language         string // the heartbeat's
+	version          int16
 }
 
 // consumerGroup is a consumer group's clients and subscriptions on this
@@ -242,7 +244,7 @@ func newProducerManager() *producerManager {
 
 // register records a heartbeat of a producer and reports whether the
 // client is new to the group.
-func (p *producerManager) register(group, clientID string, c *remoting.Conn, now time.Time) bool {
+func (p *producerManager) register(group string, ch *clientChannel) bool {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	g := p.groups[group]
@@ -250,8 +252,8 @@ func (p *producerManager) register(group, clientID string, c *remoting.Conn, now
 		g = map[string]*clientChannel{}
 		p.groups[group] = g
 	}
-	_, known := g[clientID]
-	g[clientID] = &clientChannel{clientID: clientID, conn: c, lastSeen: now}
+	_, known := g[ch.clientID]
+	g[ch.clientID] = ch
 	return !known
 }
 

@@ -9,6 +9,7 @@ import (
 
 	imetrics "github.com/raftmq/raftmq/internal/metrics"
 	"github.com/raftmq/raftmq/message"
+	"github.com/raftmq/raftmq/protocol"
 	"github.com/raftmq/raftmq/remoting"
 )
 
@@ -47,12 +48,15 @@ type nodeMetrics struct {
 	sink *imetrics.Sink
 	m    *gometrics.Metrics
 	base []gometrics.Label
+	// stats feeds VIEW_BROKER_STATS_DATA from the same events.
+	stats   *brokerStats
+	cluster string
 }
 
 func newNodeMetrics(cluster, nodeID string) *nodeMetrics {
 	imetrics.Global() // hashicorp/raft's metrics, from the node's first start
 	s := imetrics.NewSink(metricBuckets)
-	return &nodeMetrics{sink: s, m: imetrics.New(s),
+	return &nodeMetrics{sink: s, m: imetrics.New(s), stats: newBrokerStats(), cluster: cluster,
 		base: []gometrics.Label{{Name: "cluster", Value: cluster}, {Name: "node_id", Value: nodeID}}}
 }
 
@@ -82,6 +86,9 @@ func (nm *nodeMetrics) messagesIn(topic, msgType string, records [][]byte) {
 	}
 	nm.m.IncrCounterWithLabels([]string{mMessagesIn}, float32(len(records)), lb)
 	nm.m.IncrCounterWithLabels([]string{mThroughputIn}, float32(bytes), lb)
+	nm.stats.add(protocol.StatsTopicPutNums, topic, int64(len(records)))
+	nm.stats.add(protocol.StatsTopicPutSize, topic, int64(bytes))
+	nm.stats.add(protocol.StatsBrokerPut, nm.cluster, int64(len(records)))
 }
 
 // messagesOut counts messages a pull delivered to group.
@@ -92,6 +99,9 @@ func (nm *nodeMetrics) messagesOut(topic, group string, n, bytes int) {
 	lb := nm.labels("topic", topic, "consumer_group", group)
 	nm.m.IncrCounterWithLabels([]string{mMessagesOut}, float32(n), lb)
 	nm.m.IncrCounterWithLabels([]string{mThroughputOut}, float32(bytes), lb)
+	nm.stats.add(protocol.StatsGroupGetNums, topic+"@"+group, int64(n))
+	nm.stats.add(protocol.StatsGroupGetSize, topic+"@"+group, int64(bytes))
+	nm.stats.add(protocol.StatsBrokerGet, nm.cluster, int64(n))
 }
 
 // sentToDLQ counts a message of topic that group gave up on.

@@ -293,3 +293,23 @@ func (o *offsetCommitter) commitForwarded(ctx context.Context, req *remoting.Com
 	}
 	return okResponse(req)
 }
+
+// reset commits offs as an administrator's reset: values pending here for
+// the same queues are dropped first, so a flush cannot put an older
+// offset back over the reset.
+func (o *offsetCommitter) reset(ctx context.Context, offs []meta.ConsumerOffset) error {
+	o.mu.Lock()
+	for _, c := range offs {
+		delete(o.pending, c.OffsetKey)
+		delete(o.retried, c.OffsetKey)
+	}
+	o.mu.Unlock()
+	for len(offs) > 0 {
+		n := min(len(offs), offsetMaxPerEntry)
+		if _, err := o.rep.propose(ctx, &meta.CommitOffsetsCommand{Offsets: offs[:n]}); err != nil {
+			return err
+		}
+		offs = offs[n:]
+	}
+	return nil
+}

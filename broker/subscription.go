@@ -26,6 +26,8 @@ type subscription struct {
 	// invalid is why a heartbeat's subscription did not parse: pulls
 	// that rely on it are refused with it.
 	invalid error
+	// wire is the heartbeat's data, which the admin answers show.
+	wire protocol.SubscriptionData
 }
 
 var (
@@ -48,7 +50,7 @@ func (p subscriptions) fromHeartbeat(sd protocol.SubscriptionData) *subscription
 	if err != nil {
 		s = &subscription{Topic: sd.Topic, SubString: sd.SubString, ExpressionType: sd.ExpressionType, invalid: err}
 	}
-	s.SubVersion, s.ClassFilter = sd.SubVersion, sd.ClassFilterMode
+	s.SubVersion, s.ClassFilter, s.wire = sd.SubVersion, sd.ClassFilterMode, sd
 	if s.sql == nil && !s.all && s.invalid == nil && len(sd.CodeSet) > 0 {
 		codes := make(map[int64]bool, len(sd.CodeSet))
 		for _, c := range sd.CodeSet {

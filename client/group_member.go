@@ -86,6 +86,7 @@ func newGroupMember(cfg *consumerConfig, active bool, name string) (*groupMember
 		gm.triggerRebalance()
 		return nil
 	})
+	c.handle(remoting.ReqResetConsumerClientOffset, gm.onResetOffset)
 	return gm, nil
 }
 

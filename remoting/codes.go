@@ -63,9 +63,12 @@ const (
 	ReqInvokeBrokerToGetConsumerStatus  int16 = 223
 	ReqGetTopicsByCluster               int16 = 224
 	ReqQueryTopicConsumeByWho           int16 = 300
-	ReqGetConsumerRunningInfo           int16 = 307 // broker → consumer
+	ReqQueryConsumeTimeSpan             int16 = 303
+	ReqGetConsumerRunningInfo           int16 = 307 // admin → broker → consumer
 	ReqConsumeMessageDirectly           int16 = 309 // broker → consumer
 	ReqSendMessageV2                    int16 = 310
+	ReqViewBrokerStatsData              int16 = 315
+	ReqGetBrokerConsumeStats            int16 = 317
 	ReqSendBatchMessage                 int16 = 320
 	ReqQueryConsumeQueue                int16 = 321
 	ReqQueryDataVersion                 int16 = 322
@@ -177,6 +180,9 @@ var requestCodeNames = map[int16]string{
 	ReqInvokeBrokerToGetConsumerStatus:  "INVOKE_BROKER_TO_GET_CONSUMER_STATUS",
 	ReqGetTopicsByCluster:               "GET_TOPICS_BY_CLUSTER",
 	ReqQueryTopicConsumeByWho:           "QUERY_TOPIC_CONSUME_BY_WHO",
+	ReqQueryConsumeTimeSpan:             "QUERY_CONSUME_TIME_SPAN",
+	ReqViewBrokerStatsData:              "VIEW_BROKER_STATS_DATA",
+	ReqGetBrokerConsumeStats:            "GET_BROKER_CONSUME_STATS",
 	ReqGetConsumerRunningInfo:           "GET_CONSUMER_RUNNING_INFO",
 	ReqConsumeMessageDirectly:           "CONSUME_MESSAGE_DIRECTLY",
 	ReqSendMessageV2:                    "SEND_MESSAGE_V2",

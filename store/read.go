@@ -154,3 +154,21 @@ func (s *Store) MinCommitOffset() (int64, error) { return s.clog.MinCommitOffset
 
 // MaxCommitOffset returns one past the last message byte in the commitlog.
 func (s *Store) MaxCommitOffset() int64 { return s.clog.MaxCommitOffset() }
+
+// StoreTimeAt returns the store time of the message at a queue offset, -1
+// when the queue has no message there (any more).
+func (s *Store) StoreTimeAt(topic string, queueID int32, offset int64) int64 {
+	q, ok := s.cq.Lookup(topic, queueID)
+	if !ok || offset < q.MinOffset() || offset >= q.MaxOffset() {
+		return -1
+	}
+	e, err := q.Get(offset)
+	if err != nil {
+		return -1
+	}
+	ts, err := s.storeTime(e)
+	if err != nil {
+		return -1
+	}
+	return ts
+}
