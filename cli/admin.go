@@ -82,7 +82,7 @@ func topicCommand() *ucli.Command {
 			{
 				Name:   "list",
 				Usage:  "list every topic the name server knows",
-				Flags:  []ucli.Flag{namesrvFlag()},
+				Flags:  []ucli.Flag{namesrvFlag(), outputFlag()},
 				Action: withAdmin(topicList),
 			},
 			{
@@ -135,10 +135,15 @@ func topicList(ctx context.Context, c *ucli.Context, a *client.Admin) error {
 	if err != nil {
 		return err
 	}
-	for _, t := range topics {
-		fmt.Fprintln(c.App.Writer, t)
+	if topics == nil {
+		topics = []string{}
 	}
-	return nil
+	return emit(c, topics, func() error {
+		for _, t := range topics {
+			fmt.Fprintln(c.App.Writer, t)
+		}
+		return nil
+	})
 }
 
 func topicRoute(ctx context.Context, c *ucli.Context, a *client.Admin) error {
