@@ -88,7 +88,7 @@ func topicCommand() *ucli.Command {
 			{
 				Name:   "route",
 				Usage:  "show a topic's route: queues per broker group and the group's nodes",
-				Flags:  []ucli.Flag{namesrvFlag(), topicFlag()},
+				Flags:  []ucli.Flag{namesrvFlag(), topicFlag(), outputFlag()},
 				Action: withAdmin(topicRoute),
 			},
 			{
@@ -151,7 +151,12 @@ func topicRoute(ctx context.Context, c *ucli.Context, a *client.Admin) error {
 	if err != nil {
 		return err
 	}
-	w := tabwriter.NewWriter(c.App.Writer, 0, 4, 2, ' ', 0)
+	return emit(c, rd, func() error { return printRoute(c.App.Writer, rd) })
+}
+
+// printRoute is the table form of a topic route.
+func printRoute(out io.Writer, rd *protocol.TopicRouteData) error {
+	w := tabwriter.NewWriter(out, 0, 4, 2, ' ', 0)
 	fmt.Fprintln(w, "BROKER\tREAD\tWRITE\tPERM\tNODES (0 = leader)")
 	for _, q := range rd.QueueDatas {
 		nodes := ""
