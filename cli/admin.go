@@ -82,13 +82,13 @@ func topicCommand() *ucli.Command {
 			{
 				Name:   "list",
 				Usage:  "list every topic the name server knows",
-				Flags:  []ucli.Flag{namesrvFlag()},
+				Flags:  []ucli.Flag{namesrvFlag(), outputFlag()},
 				Action: withAdmin(topicList),
 			},
 			{
 				Name:   "route",
 				Usage:  "show a topic's route: queues per broker group and the group's nodes",
-				Flags:  []ucli.Flag{namesrvFlag(), topicFlag()},
+				Flags:  []ucli.Flag{namesrvFlag(), topicFlag(), outputFlag()},
 				Action: withAdmin(topicRoute),
 			},
 			{
@@ -135,10 +135,15 @@ func topicList(ctx context.Context, c *ucli.Context, a *client.Admin) error {
 	if err != nil {
 		return err
 	}
-	for _, t := range topics {
-		fmt.Fprintln(c.App.Writer, t)
+	if topics == nil {
+		topics = []string{}
 	}
-	return nil
+	return emit(c, topics, func() error {
+		for _, t := range topics {
+			fmt.Fprintln(c.App.Writer, t)
+		}
+		return nil
+	})
 }
 
 func topicRoute(ctx context.Context, c *ucli.Context, a *client.Admin) error {
@@ -146,7 +151,12 @@ func topicRoute(ctx context.Context, c *ucli.Context, a *client.Admin) error {
 	if err != nil {
 		return err
 	}
-	w := tabwriter.NewWriter(c.App.Writer, 0, 4, 2, ' ', 0)
+	return emit(c, rd, func() error { return printRoute(c.App.Writer, rd) })
+}
+
+// printRoute is the table form of a topic route.
+func printRoute(out io.Writer, rd *protocol.TopicRouteData) error {
+	w := tabwriter.NewWriter(out, 0, 4, 2, ' ', 0)
 	fmt.Fprintln(w, "BROKER\tREAD\tWRITE\tPERM\tNODES (0 = leader)")
 	for _, q := range rd.QueueDatas {
 		nodes := ""

@@ -1,0 +1,44 @@
+package cli
+
+import (
+	"encoding/json"
+	"fmt"
+
+	ucli "github.com/urfave/cli/v2"
+)
+
+// outputFlag is the --output (-o) flag of every admin command that prints
+// data: "table" (default, for people) or "json" (one JSON document per
+// command, lowerCamel keys, arrays for lists; a stable shape for scripts).
+func outputFlag() *ucli.StringFlag {
+	return &ucli.StringFlag{Name: "output", Aliases: []string{"o"}, Value: "table", Usage: "output format: table or json"}
+}
+
+// jsonOutput reports whether the command was asked for JSON, and rejects an
+// unknown format by name.
+func jsonOutput(c *ucli.Context) (bool, error) {
+	switch f := c.String("output"); f {
+	case "", "table":
+		return false, nil
+	case "json":
+		return true, nil
+	default:
+		return false, fmt.Errorf("unknown --output %q (want table or json)", f)
+	}
+}
+
+// emit prints v as one indented JSON document when --output json was given,
+// else calls table. Callers pass a slice (never nil: use an empty one) for
+// lists so the JSON is always an array.
+func emit(c *ucli.Context, v any, table func() error) error {
+	js, err := jsonOutput(c)
+	if err != nil {
+		return err
+	}
+	if !js {
+		return table()
+	}
+	enc := json.NewEncoder(c.App.Writer)
+	enc.SetIndent("", "  ")
+	return enc.Encode(v)
+}
