@@ -2,6 +2,7 @@ package cli
 
 import (
 	"context"
+	"crypto/tls"
 	"errors"
 	"fmt"
 	"io"
@@ -15,6 +16,7 @@ import (
 	ucli "github.com/urfave/cli/v2"
 
 	"github.com/raftmq/raftmq/broker"
+	"github.com/raftmq/raftmq/client"
 	"github.com/raftmq/raftmq/commitlog"
 	"github.com/raftmq/raftmq/namesrv"
 	"github.com/raftmq/raftmq/protocol"
@@ -39,6 +41,7 @@ func devCommand() *ucli.Command {
 			&ucli.StringFlag{Name: "log-level", Value: "warn", Usage: "trace, debug, info, warn or error"},
 			&ucli.IntFlag{Name: "groups", Value: 1, Usage: "broker groups (3 nodes each) under the name server: broker-a, broker-b, …; group g's ports are the flags' +100·g"},
 			&ucli.StringFlag{Name: "acl", Usage: "seed every group's ACL from this plain_acl.yml (clients then need credentials)"},
+			&ucli.IntFlag{Name: "dashboard-port", Value: 8080, Usage: "web dashboard port (http://<host>:<port>/); 0 = off"},
 			&ucli.BoolFlag{Name: "tls", Usage: "TLS on every port, raft included, with a throwaway CA and certificates generated in <data>/tls"},
 		},
 		Action: runDev,
@@ -52,7 +55,8 @@ type devCluster struct {
 	httpAddr string // the first node's; the others follow at +10, +20
 	brokers  []*broker.Broker
 	errc     chan error
-	tls      *devTLS // nil without --tls
+	tls      *devTLS       // nil without --tls
+	dash     *webDashboard // nil with --dashboard-port 0
 }
 
 func runDev(c *ucli.Context) error {
@@ -63,6 +67,10 @@ func runDev(c *ucli.Context) error {
 	ctx, stop := signalContext(c.Context)
 	defer stop()
 	if err := dc.waitLeader(ctx, 15*time.Second); err != nil {
+		dc.shutdown()
+		return err
+	}
+	if err := dc.startDashboard(c); err != nil {
 		dc.shutdown()
 		return err
 	}
@@ -198,7 +206,31 @@ func (dc *devCluster) waitLeader(ctx context.Context, d time.Duration) error {
 	}
 }
 
+// startDashboard serves the web dashboard on --dashboard-port (0: none).
+// Its clients use the environment's credentials (RAFTMQ_ACCESS_KEY, ...)
+// when --acl is on.
+func (dc *devCluster) startDashboard(c *ucli.Context) error {
+	port := c.Int("dashboard-port")
+	if port == 0 {
+		return nil
+	}
+	var tc *tls.Config
+	if dc.tls != nil {
+		tc = dc.tls.peer
+	}
+	addr := net.JoinHostPort(c.String("host"), strconv.Itoa(port))
+	d, err := startDashboard(c.Context, addr, newLogger(c, "dashboard"), dc.nsAddr, client.Credentials{}, tc)
+	if err != nil {
+		return fmt.Errorf("raftmq dev: %w (--dashboard-port 0 turns it off)", err)
+	}
+	dc.dash = d
+	return nil
+}
+
 func (dc *devCluster) shutdown() {
+	if dc.dash != nil {
+		dc.dash.close()
+	}
 	ctx, cancel := context.WithTimeout(context.Background(), 15*time.Second)
 	defer cancel()
 	// All nodes at once: one at a time, the survivors would spend the
@@ -229,6 +261,9 @@ func printDevBanner(w io.Writer, dc *devCluster, data string) {
 		fmt.Fprintf(w, "  %s %s   %s  (raft %s, %s)\n", b.Config().BrokerName, b.Node().ID(), b.AdvertisedAddr(), b.Node().Addr(), role)
 	}
 	fmt.Fprintln(w)
+	if dc.dash != nil {
+		fmt.Fprintf(w, "Dashboard:        %s\n\n", dc.dash.url())
+	}
 	if dc.tls != nil {
 		dc.tls.printBanner(w, dc.nsAddr, dc.httpAddr)
 		fmt.Fprintf(w, "Stop with Ctrl-C; data stays in %s.\n", data)

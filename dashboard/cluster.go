@@ -9,6 +9,9 @@ import (
 	"net/http"
 	"slices"
 	"strconv"
+	"time"
+
+	"github.com/raftmq/raftmq/protocol"
 )
 
 // nodeRow is one node of the cluster page.
@@ -133,12 +136,36 @@ func (s *Server) transferLeader(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	res := resultData{Heading: "Leadership of " + group + " transferred", Back: "/"}
-	if members, err := s.admin.RaftMembers(ctx, group); err == nil {
-		for _, m := range members {
-			if m.Leader {
-				res.Lines = append(res.Lines, fmt.Sprintf("The leader is now %s (%s).", m.ID, m.RemotingAddr))
-			}
-		}
+	if m, ok := s.newLeader(ctx, group); ok {
+		res.Lines = append(res.Lines, fmt.Sprintf("The leader is now %s (%s).", m.ID, m.RemotingAddr))
+	} else {
+		res.Lines = append(res.Lines, "No member names the new leader yet; see the cluster page.")
 	}
 	s.render(w, http.StatusOK, "result", view{Title: "Leadership transfer", Nav: "cluster", Data: res})
 }
+
+// newLeader waits, up to leaderWait, until the group's members name a
+// leader (right after a transfer the node asked may not know it yet).
+func (s *Server) newLeader(ctx context.Context, group string) (protocol.RaftMember, bool) {
+	ctx, cancel := context.WithTimeout(ctx, leaderWait)
+	defer cancel()
+	tick := time.NewTicker(50 * time.Millisecond)
+	defer tick.Stop()
+	for {
+		if members, err := s.admin.RaftMembers(ctx, group); err == nil {
+			for _, m := range members {
+				if m.Leader {
+					return m, true
+				}
+			}
+		}
+		select {
+		case <-ctx.Done():
+			return protocol.RaftMember{}, false
+		case <-tick.C:
+		}
+	}
+}
+
+// leaderWait bounds newLeader.
+const leaderWait = 3 * time.Second

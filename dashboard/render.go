@@ -49,6 +49,7 @@ var funcs = template.FuncMap{
 	"millis": func(ms int64) string { return time.UnixMilli(ms).UTC().Format("2006-01-02 15:04:05.000") },
 	"body":   formatBody,
 	"isText": func(b []byte) bool { return utf8.Valid(b) },
+	"bytes": formatBytes,
 	"pct": func(ratio string) string {
 		f, err := strconv.ParseFloat(ratio, 64)
 		if err != nil {
@@ -138,4 +139,23 @@ func (s *Server) failCluster(w http.ResponseWriter, r *http.Request, title strin
 // badRequest answers a form with a missing or malformed field.
 func (s *Server) badRequest(w http.ResponseWriter, r *http.Request, err error) {
 	s.fail(w, r, http.StatusBadRequest, "Bad request", err)
+}
+
+// formatBytes is a decimal byte count in binary units ("72.6 GiB"), "-"
+// when it is not a number.
+func formatBytes(v string) string {
+	n, err := strconv.ParseFloat(v, 64)
+	if err != nil {
+		return "-"
+	}
+	units := []string{"B", "KiB", "MiB", "GiB", "TiB"}
+	i := 0
+	for n >= 1024 && i < len(units)-1 {
+		n /= 1024
+		i++
+	}
+	if i == 0 {
+		return strconv.FormatFloat(n, 'f', 0, 64) + " B"
+	}
+	return strconv.FormatFloat(n, 'f', 1, 64) + " " + units[i]
 }

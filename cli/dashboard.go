@@ -1,0 +1,143 @@
+package cli
+
+import (
+	"context"
+	"crypto/tls"
+	"errors"
+	"fmt"
+	"net"
+	"net/http"
+	"time"
+
+	"github.com/hashicorp/go-hclog"
+	ucli "github.com/urfave/cli/v2"
+
+	"github.com/raftmq/raftmq/client"
+	"github.com/raftmq/raftmq/dashboard"
+)
+
+// dashboardProducerGroup is the producer group of the dashboard's test
+// messages.
+const dashboardProducerGroup = "RAFTMQ_DASHBOARD"
+
+func dashboardCommand() *ucli.Command {
+	return &ucli.Command{
+		Name:  "dashboard",
+		Usage: "serve the web dashboard (cluster, topics, consumer groups, messages) of the cluster behind --namesrv",
+		Flags: []ucli.Flag{namesrvFlag(),
+			&ucli.StringFlag{Name: "listen", Value: "127.0.0.1:8080", Usage: "HTTP address to serve on (the dashboard has no authentication: keep it on loopback or behind a proxy)"},
+			&ucli.StringFlag{Name: "log-level", Value: "warn", Usage: "trace, debug, info, warn or error"},
+		},
+		Action: runDashboard,
+	}
+}
+
+func runDashboard(c *ucli.Context) error {
+	cr, tc, err := clientSecurity(c)
+	if err != nil {
+		return err
+	}
+	d, err := startDashboard(c.Context, c.String("listen"), newLogger(c, "dashboard"), c.String("namesrv"), cr, tc)
+	if err != nil {
+		return err
+	}
+	defer d.close()
+	fmt.Fprintf(c.App.Writer, "raftmq dashboard: %s (name server %s); stop with Ctrl-C\n", d.url(), c.String("namesrv"))
+	ctx, stop := signalContext(c.Context)
+	defer stop()
+	select {
+	case <-d.done:
+		return d.err
+	case <-ctx.Done():
+		return nil
+	}
+}
+
+// webDashboard is a running dashboard with the SDK clients it owns.
+type webDashboard struct {
+	admin    *client.Admin
+	producer *client.Producer
+	addr     net.Addr
+	cancel   context.CancelFunc
+	done     chan struct{} // closed when the server stopped, with err
+	err      error
+}
+
+// startDashboard serves the dashboard of the cluster behind nameServers
+// on listen until close.
+func startDashboard(ctx context.Context, listen string, log hclog.Logger, nameServers string, cr client.Credentials, tc *tls.Config) (*webDashboard, error) {
+	opts := []client.Opt{client.WithNameServers(nameServers), client.WithRequestTimeout(5 * time.Second),
+		client.WithCredentials(cr), client.WithTLS(tc), client.WithLogger(log)}
+	d := &webDashboard{done: make(chan struct{})}
+	var err error
+	if d.admin, err = client.NewAdmin(opts...); err != nil {
+		return nil, err
+	}
+	if err = d.startProducer(ctx, opts); err != nil {
+		d.admin.Close()
+		return nil, err
+	}
+	srv, err := dashboard.New(dashboard.Config{Admin: d.admin, Producer: d.producer, Logger: log})
+	if err == nil {
+		err = d.listen(listen, srv)
+	}
+	if err != nil {
+		d.closeClients()
+		return nil, err
+	}
+	return d, nil
+}
+
+func (d *webDashboard) startProducer(ctx context.Context, opts []client.Opt) error {
+	popts := make([]client.ProducerOpt, 0, len(opts))
+	for _, o := range opts {
+		popts = append(popts, o)
+	}
+	p, err := client.NewProducer(dashboardProducerGroup, popts...)
+	if err != nil {
+		return err
+	}
+	if err := p.Start(ctx); err != nil {
+		return fmt.Errorf("dashboard producer: %w", err)
+	}
+	d.producer = p
+	return nil
+}
+
+func (d *webDashboard) listen(addr string, h http.Handler) error {
+	ln, err := net.Listen("tcp", addr)
+	if err != nil {
+		return fmt.Errorf("dashboard: %w", err)
+	}
+	d.addr = ln.Addr()
+	sctx, cancel := context.WithCancel(context.Background())
+	d.cancel = cancel
+	go func() {
+		err := dashboard.Serve(sctx, ln, h)
+		if errors.Is(err, http.ErrServerClosed) {
+			err = nil
+		}
+		d.err = err
+		close(d.done)
+	}()
+	return nil
+}
+
+// url is the dashboard's address for a browser.
+func (d *webDashboard) url() string { return "http://" + d.addr.String() + "/" }
+
+// close stops the server, then the clients.
+func (d *webDashboard) close() {
+	d.cancel()
+	<-d.done
+	d.closeClients()
+}
+
+func (d *webDashboard) closeClients() {
+	if d.producer != nil {
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer cancel()
+		_ = d.producer.Close(ctx)
+	}
+	d.admin.Close()
+}
