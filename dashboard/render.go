@@ -49,7 +49,7 @@ var funcs = template.FuncMap{
 	"millis": func(ms int64) string { return time.UnixMilli(ms).UTC().Format("2006-01-02 15:04:05.000") },
 	"body":   formatBody,
 	"isText": func(b []byte) bool { return utf8.Valid(b) },
-	"bytes": formatBytes,
+	"bytes":  formatBytes,
 	"pct": func(ratio string) string {
 		f, err := strconv.ParseFloat(ratio, 64)
 		if err != nil {
