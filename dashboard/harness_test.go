@@ -160,3 +160,11 @@ func (e *env) sendN(topic, key string, n int) []client.SendResult {
 
 // percent is how the cluster page shows a usage ratio.
 func percent(ratio float64) string { return fmt.Sprintf("%.1f %%", math.Round(1000*ratio)/10) }
+
+// newServer serves h on a loopback listener until the test ends and
+// returns its base URL.
+func newServer(t *testing.T, h http.Handler) string {
+	hs := httptest.NewServer(h)
+	t.Cleanup(hs.Close)
+	return hs.URL
+}
