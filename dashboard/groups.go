@@ -33,8 +33,10 @@ type groupData struct {
 	Group    string
 	Progress []client.QueueProgress
 	TotalLag int64
-	// Topics are the topics of Progress, for the reset form.
-	Topics []string
+	// Topics are the topics of Progress, for the reset form; Laggiest,
+	// the one with the most lag, is its default.
+	Topics   []string
+	Laggiest string
 	// Now is the reset form's default time.
 	Now string
 }
@@ -49,12 +51,17 @@ func (s *Server) groupPage(w http.ResponseWriter, r *http.Request) {
 	}
 	prog, err := s.admin.ConsumerGroupProgress(ctx, group, topics...)
 	d := groupData{Group: group, Progress: prog, Now: formatTime(time.Now())}
-	seen := map[string]bool{}
+	lag := map[string]int64{}
 	for _, p := range prog {
 		d.TotalLag += p.Lag
-		seen[p.Queue.Topic] = true
+		lag[p.Queue.Topic] += p.Lag
 	}
-	d.Topics = slices.Sorted(maps.Keys(seen))
+	d.Topics = slices.Sorted(maps.Keys(lag))
+	for _, t := range d.Topics {
+		if d.Laggiest == "" || lag[t] > lag[d.Laggiest] {
+			d.Laggiest = t
+		}
+	}
 	s.render(w, http.StatusOK, "group", view{Title: "Consumer group " + group, Nav: "groups", Errors: describeAll(err), Data: d})
 }
 
