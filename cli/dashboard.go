@@ -37,7 +37,8 @@ func runDashboard(c *ucli.Context) error {
 	if err != nil {
 		return err
 	}
-	d, err := startDashboard(c.Context, c.String("listen"), newLogger(c, "dashboard"), c.String("namesrv"), cr, tc)
+	d, err := startDashboard(c.Context, dashboardSetup{listen: c.String("listen"), log: newLogger(c, "dashboard"),
+		nameServers: c.String("namesrv"), credentials: cr, clientTLS: tc})
 	if err != nil {
 		return err
 	}
@@ -58,17 +59,28 @@ type webDashboard struct {
 	admin    *client.Admin
 	producer *client.Producer
 	addr     net.Addr
+	https    bool
 	cancel   context.CancelFunc
 	done     chan struct{} // closed when the server stopped, with err
 	err      error
 }
 
-// startDashboard serves the dashboard of the cluster behind nameServers
-// on listen until close.
-func startDashboard(ctx context.Context, listen string, log hclog.Logger, nameServers string, cr client.Credentials, tc *tls.Config) (*webDashboard, error) {
-	opts := []client.Opt{client.WithNameServers(nameServers), client.WithRequestTimeout(5 * time.Second),
-		client.WithCredentials(cr), client.WithTLS(tc), client.WithLogger(log)}
-	d := &webDashboard{done: make(chan struct{})}
+// dashboardSetup is what startDashboard needs.
+type dashboardSetup struct {
+	listen      string
+	log         hclog.Logger
+	nameServers string // comma-separated
+	credentials client.Credentials
+	clientTLS   *tls.Config // to the cluster; nil: plaintext
+	serverTLS   *tls.Config // for the browser; nil: plain HTTP
+}
+
+// startDashboard serves the dashboard of the cluster behind
+// su.nameServers on su.listen until close.
+func startDashboard(ctx context.Context, su dashboardSetup) (*webDashboard, error) {
+	opts := []client.Opt{client.WithNameServers(su.nameServers), client.WithRequestTimeout(5 * time.Second),
+		client.WithCredentials(su.credentials), client.WithTLS(su.clientTLS), client.WithLogger(su.log)}
+	d := &webDashboard{done: make(chan struct{}), https: su.serverTLS != nil}
 	var err error
 	if d.admin, err = client.NewAdmin(opts...); err != nil {
 		return nil, err
@@ -77,9 +89,9 @@ func startDashboard(ctx context.Context, listen string, log hclog.Logger, nameSe
 		d.admin.Close()
 		return nil, err
 	}
-	srv, err := dashboard.New(dashboard.Config{Admin: d.admin, Producer: d.producer, Logger: log})
+	srv, err := dashboard.New(dashboard.Config{Admin: d.admin, Producer: d.producer, Logger: su.log})
 	if err == nil {
-		err = d.listen(listen, srv)
+		err = d.listen(su.listen, su.serverTLS, srv)
 	}
 	if err != nil {
 		d.closeClients()
@@ -104,10 +116,13 @@ func (d *webDashboard) startProducer(ctx context.Context, opts []client.Opt) err
 	return nil
 }
 
-func (d *webDashboard) listen(addr string, h http.Handler) error {
+func (d *webDashboard) listen(addr string, tc *tls.Config, h http.Handler) error {
 	ln, err := net.Listen("tcp", addr)
 	if err != nil {
 		return fmt.Errorf("dashboard: %w", err)
+	}
+	if tc != nil {
+		ln = tls.NewListener(ln, tc)
 	}
 	d.addr = ln.Addr()
 	sctx, cancel := context.WithCancel(context.Background())
@@ -124,7 +139,12 @@ func (d *webDashboard) listen(addr string, h http.Handler) error {
 }
 
 // url is the dashboard's address for a browser.
-func (d *webDashboard) url() string { return "http://" + d.addr.String() + "/" }
+func (d *webDashboard) url() string {
+	if d.https {
+		return "https://" + d.addr.String() + "/"
+	}
+	return "http://" + d.addr.String() + "/"
+}
 
 // close stops the server, then the clients.
 func (d *webDashboard) close() {

@@ -2,7 +2,6 @@ package cli
 
 import (
 	"context"
-	"crypto/tls"
 	"errors"
 	"fmt"
 	"io"
@@ -16,7 +15,6 @@ import (
 	ucli "github.com/urfave/cli/v2"
 
 	"github.com/raftmq/raftmq/broker"
-	"github.com/raftmq/raftmq/client"
 	"github.com/raftmq/raftmq/commitlog"
 	"github.com/raftmq/raftmq/namesrv"
 	"github.com/raftmq/raftmq/protocol"
@@ -56,7 +54,8 @@ type devCluster struct {
 	brokers  []*broker.Broker
 	errc     chan error
 	tls      *devTLS       // nil without --tls
-	dash     *webDashboard // nil with --dashboard-port 0
+	dash     *webDashboard // nil with --dashboard-port 0 or dashErr
+	dashErr  error
 }
 
 func runDev(c *ucli.Context) error {
@@ -70,10 +69,7 @@ func runDev(c *ucli.Context) error {
 		dc.shutdown()
 		return err
 	}
-	if err := dc.startDashboard(c); err != nil {
-		dc.shutdown()
-		return err
-	}
+	dc.startDashboard(c)
 	printDevBanner(c.App.Writer, dc, c.String("data"))
 	select {
 	case err = <-dc.errc:
@@ -206,25 +202,21 @@ func (dc *devCluster) waitLeader(ctx context.Context, d time.Duration) error {
 	}
 }
 
-// startDashboard serves the web dashboard on --dashboard-port (0: none).
-// Its clients use the environment's credentials (RAFTMQ_ACCESS_KEY, ...)
-// when --acl is on.
-func (dc *devCluster) startDashboard(c *ucli.Context) error {
+// startDashboard serves the web dashboard on --dashboard-port (0: none),
+// over HTTPS with --tls. A port it cannot listen on is reported in the
+// banner, not fatal: the cluster is what dev is for. Its clients use the
+// environment's credentials (RAFTMQ_ACCESS_KEY, ...) when --acl is on.
+func (dc *devCluster) startDashboard(c *ucli.Context) {
 	port := c.Int("dashboard-port")
 	if port == 0 {
-		return nil
+		return
 	}
-	var tc *tls.Config
+	su := dashboardSetup{listen: net.JoinHostPort(c.String("host"), strconv.Itoa(port)), log: newLogger(c, "dashboard"),
+		nameServers: dc.nsAddr}
 	if dc.tls != nil {
-		tc = dc.tls.peer
+		su.clientTLS, su.serverTLS = dc.tls.peer, dc.tls.server
 	}
-	addr := net.JoinHostPort(c.String("host"), strconv.Itoa(port))
-	d, err := startDashboard(c.Context, addr, newLogger(c, "dashboard"), dc.nsAddr, client.Credentials{}, tc)
-	if err != nil {
-		return fmt.Errorf("raftmq dev: %w (--dashboard-port 0 turns it off)", err)
-	}
-	dc.dash = d
-	return nil
+	dc.dash, dc.dashErr = startDashboard(c.Context, su)
 }
 
 func (dc *devCluster) shutdown() {
@@ -261,8 +253,11 @@ func printDevBanner(w io.Writer, dc *devCluster, data string) {
 		fmt.Fprintf(w, "  %s %s   %s  (raft %s, %s)\n", b.Config().BrokerName, b.Node().ID(), b.AdvertisedAddr(), b.Node().Addr(), role)
 	}
 	fmt.Fprintln(w)
-	if dc.dash != nil {
+	switch {
+	case dc.dash != nil:
 		fmt.Fprintf(w, "Dashboard:        %s\n\n", dc.dash.url())
+	case dc.dashErr != nil:
+		fmt.Fprintf(w, "Dashboard:        off: %v (--dashboard-port picks another port)\n\n", dc.dashErr)
 	}
 	if dc.tls != nil {
 		dc.tls.printBanner(w, dc.nsAddr, dc.httpAddr)
