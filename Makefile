@@ -1,6 +1,7 @@
 # raftmq — the two commands are `make run` and `make test`.
 # Everything the targets need beyond Go is installed by the targets
-# themselves into ./bin (staticcheck) or the Go module cache.
+# themselves into ./bin (staticcheck) or the Go module cache — and, for the
+# dashboard's browser tests, Debian's chromium package (`make chromium`).
 
 GO          ?= go
 BIN         := $(CURDIR)/bin
@@ -13,7 +14,7 @@ DATA        ?= $(CURDIR)/data
 FUZZTIME    ?= 2m
 
 .PHONY: all build run test unit integration lint fmt-check vet staticcheck \
-        bench chaos fuzz docker compose-up compose-down clean
+        bench chaos fuzz docker compose-up compose-down clean chromium
 
 all: build
 
@@ -25,14 +26,21 @@ build:
 run: build
 	$(RAFTMQ) dev --data $(DATA)
 
-## test: lint, unit tests (with the race detector) and integration tests
-test: lint unit integration
+## test: lint, unit tests (with the race detector) and integration tests;
+## the dashboard's browser tests need chromium, which `chromium` installs.
+## Their screenshots are kept in ./artifacts.
+ARTIFACTS ?= $(CURDIR)/artifacts
+test: lint chromium unit integration
+
+## chromium: Debian's headless browser for the dashboard tests (apt-get, root)
+chromium:
+	command -v chromium || (apt-get update && apt-get install -y chromium)
 
 # -p 1: packages run one at a time. Their cluster tests pick free loopback
 # ports by binding port 0 and releasing it; two packages doing that at
 # once can be handed the same port and cross-talk.
 unit:
-	$(GO) test -race -count=1 -p 1 -timeout 12m ./...
+	RAFTMQ_REQUIRE_CHROMIUM=1 RAFTMQ_ARTIFACTS=$(ARTIFACTS) $(GO) test -race -count=1 -p 1 -timeout 12m ./...
 
 integration:
 	cd integration && $(GO) test -count=1 -timeout 10m ./...
@@ -109,4 +117,4 @@ docker: build
 	docker build -t raftmq:$(VERSION) -f deploy/Dockerfile .
 
 clean:
-	rm -rf $(BIN) $(DATA)
+	rm -rf $(BIN) $(DATA) $(ARTIFACTS)

@@ -8,7 +8,11 @@ package broker
 // `raftmq cluster status`: raftNodeId, raftState (Leader, Follower,
 // Candidate, Shutdown), raftTerm, raftCommitIndex, raftAppliedIndex,
 // raftLastLogIndex, raftLeaderId, raftLeaderAddr (the leader's raft
-// address) and raftLeaderRemotingAddr.
+// address) and raftLeaderRemotingAddr. Disk: commitLogDiskRatio
+// (RocketMQ's key: the used fraction of the commitlog's file system, as
+// "0.4213"), and raftmq's commitLogDiskFreeBytes (absent while unknown) and
+// commitLogDiskFull ("true" while the node refuses writes for lack of
+// space), read by the dashboard.
 
 import (
 	"context"
@@ -61,6 +65,7 @@ func (r *runtimeInfo) table() map[string]string {
 	if minOff, err := r.store.MinCommitOffset(); err == nil {
 		t["commitLogMinOffset"] = strconv.FormatInt(minOff, 10)
 	}
+	r.diskKeys(t)
 	node := r.rep.node
 	rf := node.Raft()
 	stats := rf.Stats()
@@ -84,4 +89,16 @@ func (r *runtimeInfo) table() map[string]string {
 func formatRuntime(d time.Duration) string {
 	s := int64(d / time.Second)
 	return fmt.Sprintf("[ %d days, %d hours, %d minutes, %d seconds ]", s/86400, s%86400/3600, s%3600/60, s%60)
+}
+
+// diskKeys adds the commitlog's disk use to t.
+func (r *runtimeInfo) diskKeys(t map[string]string) {
+	clog := r.store.Log()
+	if usage, err := clog.DiskUsage(); err == nil {
+		t["commitLogDiskRatio"] = strconv.FormatFloat(usage, 'f', 4, 64)
+	}
+	if free := clog.FreeBytes(); free >= 0 {
+		t["commitLogDiskFreeBytes"] = strconv.FormatInt(free, 10)
+	}
+	t["commitLogDiskFull"] = strconv.FormatBool(clog.DiskFull())
 }

@@ -40,7 +40,7 @@ func App(out, errOut io.Writer) *ucli.App {
 			topicCommand(),
 			clusterCommand(),
 			groupCommand(), messageCommand(), sendCommand(), consumeCommand(),
-			benchCommand(), aclCommand(),
+			benchCommand(), aclCommand(), dashboardCommand(),
 		)...),
 	}
 	addCredentialFlags(app.Commands)

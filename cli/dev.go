@@ -39,6 +39,7 @@ func devCommand() *ucli.Command {
 			&ucli.StringFlag{Name: "log-level", Value: "warn", Usage: "trace, debug, info, warn or error"},
 			&ucli.IntFlag{Name: "groups", Value: 1, Usage: "broker groups (3 nodes each) under the name server: broker-a, broker-b, …; group g's ports are the flags' +100·g"},
 			&ucli.StringFlag{Name: "acl", Usage: "seed every group's ACL from this plain_acl.yml (clients then need credentials)"},
+			&ucli.IntFlag{Name: "dashboard-port", Value: 8080, Usage: "web dashboard port (http://<host>:<port>/); 0 = off"},
 			&ucli.BoolFlag{Name: "tls", Usage: "TLS on every port, raft included, with a throwaway CA and certificates generated in <data>/tls"},
 		},
 		Action: runDev,
@@ -52,7 +53,9 @@ type devCluster struct {
 	httpAddr string // the first node's; the others follow at +10, +20
 	brokers  []*broker.Broker
 	errc     chan error
-	tls      *devTLS // nil without --tls
+	tls      *devTLS       // nil without --tls
+	dash     *webDashboard // nil with --dashboard-port 0 or dashErr
+	dashErr  error
 }
 
 func runDev(c *ucli.Context) error {
@@ -66,6 +69,7 @@ func runDev(c *ucli.Context) error {
 		dc.shutdown()
 		return err
 	}
+	dc.startDashboard(c)
 	printDevBanner(c.App.Writer, dc, c.String("data"))
 	select {
 	case err = <-dc.errc:
@@ -198,7 +202,27 @@ func (dc *devCluster) waitLeader(ctx context.Context, d time.Duration) error {
 	}
 }
 
+// startDashboard serves the web dashboard on --dashboard-port (0: none),
+// over HTTPS with --tls. A port it cannot listen on is reported in the
+// banner, not fatal: the cluster is what dev is for. Its clients use the
+// environment's credentials (RAFTMQ_ACCESS_KEY, ...) when --acl is on.
+func (dc *devCluster) startDashboard(c *ucli.Context) {
+	port := c.Int("dashboard-port")
+	if port == 0 {
+		return
+	}
+	su := dashboardSetup{listen: net.JoinHostPort(c.String("host"), strconv.Itoa(port)), log: newLogger(c, "dashboard"),
+		nameServers: dc.nsAddr}
+	if dc.tls != nil {
+		su.clientTLS, su.serverTLS = dc.tls.peer, dc.tls.server
+	}
+	dc.dash, dc.dashErr = startDashboard(c.Context, su)
+}
+
 func (dc *devCluster) shutdown() {
+	if dc.dash != nil {
+		dc.dash.close()
+	}
 	ctx, cancel := context.WithTimeout(context.Background(), 15*time.Second)
 	defer cancel()
 	// All nodes at once: one at a time, the survivors would spend the
@@ -229,6 +253,12 @@ func printDevBanner(w io.Writer, dc *devCluster, data string) {
 		fmt.Fprintf(w, "  %s %s   %s  (raft %s, %s)\n", b.Config().BrokerName, b.Node().ID(), b.AdvertisedAddr(), b.Node().Addr(), role)
 	}
 	fmt.Fprintln(w)
+	switch {
+	case dc.dash != nil:
+		fmt.Fprintf(w, "Dashboard:        %s\n\n", dc.dash.url())
+	case dc.dashErr != nil:
+		fmt.Fprintf(w, "Dashboard:        off: %v (--dashboard-port picks another port)\n\n", dc.dashErr)
+	}
 	if dc.tls != nil {
 		dc.tls.printBanner(w, dc.nsAddr, dc.httpAddr)
 		fmt.Fprintf(w, "Stop with Ctrl-C; data stays in %s.\n", data)

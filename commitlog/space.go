@@ -251,3 +251,12 @@ func (l *Log) checkpointFailed(err error) error {
 	}
 	return err
 }
+
+// DiskUsage is the used fraction of the file system holding the log, by
+// Retention.DiskUsage (statfs unless configured). It touches the disk
+// (one statfs); the write path never calls it.
+func (l *Log) DiskUsage() (float64, error) { return l.cfg.Retention.DiskUsage(l.cfg.Dir) }
+
+// FreeBytes is the last free-space check's free bytes of the file system
+// holding the log (refreshed every 200 ms), -1 while unknown.
+func (l *Log) FreeBytes() int64 { return l.space.free.Load() }

@@ -18,7 +18,8 @@ func TestDevCommandAndAdminCLI(t *testing.T) {
 	bp, rp := strconv.Itoa(20000+freePort(t)%20000), strconv.Itoa(40000+freePort(t)%20000)
 	data := filepath.Join(t.TempDir(), "data")
 	hp := strconv.Itoa(freePort(t))
-	p := startProc(t, "dev", "--data", data, "--namesrv-port", ns, "--broker-port", bp, "--raft-port", rp, "--http-port", hp)
+	p := startProc(t, "dev", "--data", data, "--namesrv-port", ns, "--broker-port", bp, "--raft-port", rp, "--http-port", hp,
+		"--dashboard-port", "0")
 	waitFor(t, 30*time.Second, func() bool { return strings.Contains(p.output(), "Stop with Ctrl-C") })
 	out := p.output()
 	for _, want := range []string{"name server   127.0.0.1:" + ns, "leader", "follower", "cluster status"} {

@@ -155,10 +155,12 @@ func TestDevTLS(t *testing.T) {
 	ns := strconv.Itoa(freePort(t))
 	bp, rp := strconv.Itoa(20000+freePort(t)%20000), strconv.Itoa(40000+freePort(t)%20000)
 	data := filepath.Join(t.TempDir(), "data")
-	p := startProc(t, "dev", "--tls", "--data", data, "--namesrv-port", ns, "--broker-port", bp, "--raft-port", rp, "--http-port", "0")
+	dp := strconv.Itoa(freePort(t))
+	p := startProc(t, "dev", "--tls", "--data", data, "--namesrv-port", ns, "--broker-port", bp, "--raft-port", rp, "--http-port", "0",
+		"--dashboard-port", dp)
 	waitFor(t, 30*time.Second, func() bool { return strings.Contains(p.output(), "Stop with Ctrl-C") })
 	ca := filepath.Join(data, "tls", "ca.pem")
-	for _, want := range []string{"TLS is on", "--tls-ca " + ca, "WithTls(true)"} {
+	for _, want := range []string{"TLS is on", "--tls-ca " + ca, "WithTls(true)", "Dashboard:        https://127.0.0.1:" + dp + "/"} {
 		if !strings.Contains(p.output(), want) {
 			t.Fatalf("dev --tls banner lacks %q:\n%s", want, p.output())
 		}
@@ -181,5 +183,10 @@ func TestDevTLS(t *testing.T) {
 	}
 	if out, err := run("cluster", "status"); err == nil || !strings.Contains(out, "dial with TLS") {
 		t.Fatalf("plaintext cluster status on dev --tls: %v\n%s", err, out)
+	}
+	// The dashboard is served over HTTPS and reads the cluster over TLS.
+	page := httpsGet(t, ca, "https://127.0.0.1:"+dp+"/")
+	if strings.Count(page, `<tr class="node`) != 3 || strings.Count(page, `<tr class="node leader">`) != 1 {
+		t.Fatalf("dev --tls dashboard:\n%s", page)
 	}
 }
