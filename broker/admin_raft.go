@@ -1,7 +1,10 @@
 package broker
 
-// Raft admin: raftmq's own codes (9100–9103) for the group's membership and
-// leadership, behind `raftmq cluster members|add-voter|remove|transfer`.
+// Raft admin: raftmq's own codes (9100–9104) for the group's membership,
+// leadership and snapshots, behind `raftmq raft members|add-voter|
+// remove-voter|transfer|snapshot`. A snapshot is taken by the node the
+// request reaches (ext index and term of the snapshot, fresh=false when
+// nothing was applied since the last one).
 // Members is answered by any node from its raft configuration; the three
 // changes run on the leader, so a follower forwards them. A node to add
 // must be started with --join (it then waits, without bootstrapping) and
@@ -10,6 +13,7 @@ package broker
 
 import (
 	"context"
+	"strconv"
 	"time"
 
 	"github.com/hashicorp/go-hclog"
@@ -33,6 +37,20 @@ func (a *raftAdmin) register(m mux) {
 	m.HandleFunc(remoting.ReqRaftAddVoter, a.rep.leaderOnly(a.addVoter))
 	m.HandleFunc(remoting.ReqRaftRemoveServer, a.rep.leaderOnly(a.removeServer))
 	m.HandleFunc(remoting.ReqRaftTransferLeadership, a.rep.leaderOnly(a.transfer))
+	m.HandleFunc(remoting.ReqRaftSnapshot, a.snapshot)
+}
+
+// snapshot takes a raft snapshot of this node now.
+func (a *raftAdmin) snapshot(_ context.Context, _ *remoting.Conn, req *remoting.Command) *remoting.Command {
+	index, term, fresh, err := a.rep.node.Snapshot()
+	if err != nil {
+		return errResponse(req, remoting.ResSystemError, "snapshot of %s: %v", a.rep.self.ID, err)
+	}
+	a.log.Info("snapshot taken on request", "index", index, "term", term, "fresh", fresh)
+	resp := okResponse(req)
+	resp.ExtFields = map[string]string{"index": strconv.FormatUint(index, 10),
+		"term": strconv.FormatUint(term, 10), "fresh": strconv.FormatBool(fresh), "nodeId": a.rep.self.ID}
+	return resp
 }
 
 func (a *raftAdmin) isMember(id string) bool {

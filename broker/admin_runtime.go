@@ -12,7 +12,11 @@ package broker
 // (RocketMQ's key: the used fraction of the commitlog's file system, as
 // "0.4213"), and raftmq's commitLogDiskFreeBytes (absent while unknown) and
 // commitLogDiskFull ("true" while the node refuses writes for lack of
-// space), read by the dashboard.
+// space), read by the dashboard. putTps and getTransferedTps are
+// RocketMQ's rate strings (messages per second stored and delivered over
+// the last 10 s, minute and 10 minutes, "12.00 10.50 3.20"), and
+// msgGetTotalTodayNow the messages delivered since start, as mqadmin
+// clusterList and rocketmq-dashboard read them.
 
 import (
 	"context"
@@ -39,6 +43,7 @@ type runtimeInfo struct {
 	rep     *replica
 	store   *store.Store
 	puts    *putStats
+	stats   *brokerStats
 	cluster string
 }
 
@@ -61,6 +66,11 @@ func (r *runtimeInfo) table() map[string]string {
 		"brokerName":          r.rep.group,
 		"clusterName":         r.cluster,
 		"brokerAddr":          r.rep.self.RemotingAddr,
+	}
+	if r.stats != nil {
+		t["putTps"] = r.stats.tpsTriple(protocol.StatsBrokerPut, r.cluster)
+		t["getTransferedTps"] = r.stats.tpsTriple(protocol.StatsBrokerGet, r.cluster)
+		t["msgGetTotalTodayNow"] = strconv.FormatInt(r.stats.total(protocol.StatsBrokerGet, r.cluster), 10)
 	}
 	if minOff, err := r.store.MinCommitOffset(); err == nil {
 		t["commitLogMinOffset"] = strconv.FormatInt(minOff, 10)

@@ -191,7 +191,7 @@ func (b *Broker) build() error {
 		subs: subs, longPoll: cfg.LongPollingEnabled, stop: b.bg.stop, metrics: b.nm}
 	b.clients = &clientService{rep: rep, meta: b.meta, topics: topics, consumers: consumers, producers: newProducerManager(),
 		creating: newFlight(), subs: subs, registerAll: b.reg.registerAll, expiry: cfg.ClientChannelExpiry, log: b.log}
-	b.runtime = &runtimeInfo{rep: rep, store: b.store, puts: &b.send.puts, cluster: cfg.Cluster}
+	b.runtime = &runtimeInfo{rep: rep, store: b.store, puts: &b.send.puts, stats: b.nm.stats, cluster: cfg.Cluster}
 	checker := &txnChecker{txnService: txns, producers: b.clients.producers, timeout: cfg.TransactionTimeout,
 		interval: cfg.TransactionCheckInterval, max: int32(cfg.TransactionCheckMax)}
 	b.leader = &leaderTerms{node: b.node, onChange: b.locks.clear, log: b.log,

@@ -8,6 +8,7 @@ package broker
 // tps that sum per second, avgpt the sum per call.
 
 import (
+	"fmt"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -165,4 +166,59 @@ func (b *brokerStats) sampleAll() {
 	for _, it := range items {
 		it.sample(now)
 	}
+}
+
+// tpsOver is the item's per-second rate over about the last d: from the
+// newest sample at least d old (minute ring, then hour ring) to now; over
+// what there is when the item is younger than d.
+func (it *statsItem) tpsOver(now time.Time, d time.Duration) float64 {
+	cur := it.current(now)
+	it.mu.Lock()
+	defer it.mu.Unlock()
+	from, ok := statsSample{}, false
+	for _, r := range []*statsRing{&it.minute, &it.hour} {
+		for i := len(r.samples) - 1; i >= 0; i-- {
+			if s := r.samples[i]; now.Sub(s.at) >= d {
+				from, ok = s, true
+				break
+			}
+		}
+		if ok {
+			break
+		}
+	}
+	if !ok && len(it.hour.samples) > 0 {
+		from, ok = it.hour.samples[0], true
+	}
+	secs := now.Sub(from.at).Seconds()
+	if !ok || secs <= 0 {
+		return 0
+	}
+	return float64(cur.value-from.value) / secs
+}
+
+// tpsTriple is RocketMQ's runtime-info rate string: messages per second
+// over the last 10 s, minute and 10 minutes, "%.2f %.2f %.2f" (the form
+// mqadmin clusterList and rocketmq-dashboard split on spaces).
+func (b *brokerStats) tpsTriple(name, key string) string {
+	b.mu.RLock()
+	it := b.items[statsKey{name, key}]
+	b.mu.RUnlock()
+	if it == nil {
+		return "0.00 0.00 0.00"
+	}
+	now := b.now()
+	return fmt.Sprintf("%.2f %.2f %.2f", it.tpsOver(now, 10*time.Second),
+		it.tpsOver(now, time.Minute), it.tpsOver(now, 10*time.Minute))
+}
+
+// total is the item's running count, 0 if nothing was counted.
+func (b *brokerStats) total(name, key string) int64 {
+	b.mu.RLock()
+	it := b.items[statsKey{name, key}]
+	b.mu.RUnlock()
+	if it == nil {
+		return 0
+	}
+	return it.value.Load()
 }

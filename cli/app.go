@@ -38,7 +38,7 @@ func App(out, errOut io.Writer) *ucli.App {
 			devCommand(), healthcheckCommand(),
 		}, withClientTLS(
 			topicCommand(),
-			clusterCommand(),
+			clusterCommand(), raftCommand(),
 			groupCommand(), messageCommand(), sendCommand(), consumeCommand(),
 			benchCommand(), aclCommand(), dashboardCommand(),
 		)...),

@@ -3,7 +3,6 @@ package cli
 import (
 	"context"
 	"fmt"
-	"io"
 	"maps"
 	"slices"
 	"strconv"
@@ -13,72 +12,271 @@ import (
 	ucli "github.com/urfave/cli/v2"
 
 	"github.com/raftmq/raftmq/client"
+	"github.com/raftmq/raftmq/protocol"
 )
 
 func clusterCommand() *ucli.Command {
 	return &ucli.Command{
 		Name:  "cluster",
-		Usage: "inspect the cluster; manage a broker group's raft membership and leadership",
-		Subcommands: append([]*ucli.Command{{
-			Name:   "status",
-			Usage:  "per node: raft role, term, commit and applied index, lag behind the leader",
-			Flags:  []ucli.Flag{namesrvFlag()},
-			Action: withAdmin(clusterStatus),
-		}}, append(raftCommands(), drainCommands()...)...),
+		Usage: "inspect the cluster and its broker groups' settings; take a group out of and back into service",
+		Subcommands: append([]*ucli.Command{
+			{
+				Name:   "list",
+				Usage:  "every node of every cluster: version, raft role, send and delivery rates, disk use (mqadmin clusterList)",
+				Flags:  []ucli.Flag{namesrvFlag(), outputFlag()},
+				Action: withAdmin(clusterList),
+			},
+			{
+				Name:   "status",
+				Usage:  "per node: raft role, term, commit and applied index, lag behind the leader",
+				Flags:  []ucli.Flag{namesrvFlag(), outputFlag()},
+				Action: withAdmin(clusterStatus),
+			},
+			brokerConfigCommand(),
+		}, append(raftCommands(), drainCommands()...)...),
 	}
 }
 
-// nodeStatus is one row of `cluster status`.
-type nodeStatus struct {
-	group, addr string
-	table       map[string]string
-	err         error
+// nodeRow is one node of `cluster list` and `cluster status`, from its
+// GET_BROKER_RUNTIME_INFO.
+type nodeRow struct {
+	Cluster    string `json:"cluster"`
+	BrokerName string `json:"brokerName"`
+	Addr       string `json:"addr"`
+	NodeID     string `json:"nodeId"`
+	Role       string `json:"role"`
+	Term       int64  `json:"term"`
+	Commit     int64  `json:"commitIndex"`
+	Applied    int64  `json:"appliedIndex"`
+	LastIndex  int64  `json:"lastLogIndex"`
+	// Lag is the leader's last log index minus this node's applied index
+	// (-1 when the group's leader did not answer).
+	Lag        int64   `json:"lag"`
+	Version    string  `json:"version"`
+	InTps      float64 `json:"inTps"`
+	OutTps     float64 `json:"outTps"`
+	DiskRatio  float64 `json:"diskRatio"`
+	MaxOffset  int64   `json:"commitLogMaxOffset"`
+	Error      string  `json:"error,omitempty"`
+	runtimeErr error
 }
 
-func clusterStatus(ctx context.Context, c *ucli.Context, a *client.Admin) error {
+// clusterNodes asks every node of the cluster for its runtime info,
+// sorted by group and address, with each group's raft lag filled in.
+func clusterNodes(ctx context.Context, a *client.Admin) ([]nodeRow, error) {
 	ci, err := a.ClusterInfo(ctx)
+	if err != nil {
+		return nil, err
+	}
+	clusterOf := map[string]string{}
+	for cl, names := range ci.ClusterAddrTable {
+		for _, n := range names {
+			clusterOf[n] = cl
+		}
+	}
+	rows := []nodeRow{}
+	for _, name := range slices.Sorted(maps.Keys(ci.BrokerAddrTable)) {
+		bd := ci.BrokerAddrTable[name]
+		for _, addr := range bd.BrokerAddrs {
+			table, err := a.BrokerRuntime(ctx, addr)
+			rows = append(rows, newNodeRow(cmpString(clusterOf[name], bd.Cluster), name, addr, table, err))
+		}
+	}
+	slices.SortFunc(rows, func(x, y nodeRow) int {
+		return cmpRows(x.BrokerName, y.BrokerName, x.Addr, y.Addr)
+	})
+	fillLag(rows)
+	return rows, nil
+}
+
+func cmpString(a, b string) string {
+	if a != "" {
+		return a
+	}
+	return b
+}
+
+func cmpRows(g1, g2, a1, a2 string) int {
+	if g1 != g2 {
+		return strings.Compare(g1, g2)
+	}
+	return strings.Compare(a1, a2)
+}
+
+func newNodeRow(cluster, name, addr string, t map[string]string, err error) nodeRow {
+	r := nodeRow{Cluster: cluster, BrokerName: name, Addr: addr, Lag: -1}
+	if err != nil {
+		r.Role, r.Error, r.runtimeErr = "unreachable", err.Error(), err
+		return r
+	}
+	num := func(k string) int64 { n, _ := strconv.ParseInt(t[k], 10, 64); return n }
+	first := func(k string) float64 {
+		f, _ := strconv.ParseFloat(strings.Fields(t[k] + " 0")[0], 64)
+		return f
+	}
+	r.NodeID, r.Role, r.Version = t["raftNodeId"], t["raftState"], t["brokerVersionDesc"]
+	r.Term, r.Commit, r.Applied, r.LastIndex = num("raftTerm"), num("raftCommitIndex"), num("raftAppliedIndex"), num("raftLastLogIndex")
+	r.InTps, r.OutTps = first("putTps"), first("getTransferedTps")
+	r.DiskRatio, _ = strconv.ParseFloat(t["commitLogDiskRatio"], 64)
+	r.MaxOffset = num("commitLogMaxOffset")
+	return r
+}
+
+// fillLag sets each answering node's lag behind its group's leader.
+func fillLag(rows []nodeRow) {
+	leaderLast := map[string]int64{}
+	for _, r := range rows {
+		if r.runtimeErr == nil && r.Role == "Leader" {
+			leaderLast[r.BrokerName] = r.LastIndex
+		}
+	}
+	for i := range rows {
+		if last, ok := leaderLast[rows[i].BrokerName]; ok && rows[i].runtimeErr == nil {
+			rows[i].Lag = max(0, last-rows[i].Applied)
+		}
+	}
+}
+
+func clusterList(ctx context.Context, c *ucli.Context, a *client.Admin) error {
+	rows, err := clusterNodes(ctx, a)
 	if err != nil {
 		return err
 	}
-	var rows []nodeStatus
-	for _, name := range slices.Sorted(maps.Keys(ci.BrokerAddrTable)) {
-		for _, addr := range ci.BrokerAddrTable[name].BrokerAddrs {
-			table, err := a.BrokerRuntime(ctx, addr)
-			rows = append(rows, nodeStatus{group: name, addr: addr, table: table, err: err})
+	return emit(c, rows, func() error {
+		w := tabwriter.NewWriter(c.App.Writer, 0, 4, 2, ' ', 0)
+		fmt.Fprintln(w, "CLUSTER\tGROUP\tNODE\tADDRESS\tROLE\tVERSION\tIN TPS\tOUT TPS\tDISK\tERROR")
+		for _, r := range rows {
+			fmt.Fprintf(w, "%s\t%s\t%s\t%s\t%s\t%s\t%.2f\t%.2f\t%.1f%%\t%s\n", r.Cluster, r.BrokerName, r.NodeID, r.Addr,
+				r.Role, r.Version, r.InTps, r.OutTps, 100*r.DiskRatio, r.Error)
 		}
-	}
-	slices.SortFunc(rows, func(x, y nodeStatus) int {
-		if x.group != y.group {
-			return strings.Compare(x.group, y.group)
-		}
-		return strings.Compare(x.addr, y.addr)
+		return w.Flush()
 	})
-	printStatus(c.App.Writer, rows)
-	return nil
 }
 
-func printStatus(out io.Writer, rows []nodeStatus) {
-	leaderLast := map[string]int64{}
-	for _, r := range rows {
-		if r.err == nil && r.table["raftState"] == "Leader" {
-			leaderLast[r.group], _ = strconv.ParseInt(r.table["raftLastLogIndex"], 10, 64)
-		}
+func clusterStatus(ctx context.Context, c *ucli.Context, a *client.Admin) error {
+	rows, err := clusterNodes(ctx, a)
+	if err != nil {
+		return err
 	}
-	w := tabwriter.NewWriter(out, 0, 4, 2, ' ', 0)
-	fmt.Fprintln(w, "GROUP\tNODE\tADDRESS\tROLE\tTERM\tCOMMIT\tAPPLIED\tLAG")
-	for _, r := range rows {
-		if r.err != nil {
-			fmt.Fprintf(w, "%s\t?\t%s\tunreachable\t\t\t\t%v\n", r.group, r.addr, r.err)
-			continue
+	return emit(c, rows, func() error {
+		w := tabwriter.NewWriter(c.App.Writer, 0, 4, 2, ' ', 0)
+		fmt.Fprintln(w, "GROUP\tNODE\tADDRESS\tROLE\tTERM\tCOMMIT\tAPPLIED\tLAG")
+		for _, r := range rows {
+			if r.runtimeErr != nil {
+				fmt.Fprintf(w, "%s\t?\t%s\tunreachable\t\t\t\t%v\n", r.BrokerName, r.Addr, r.runtimeErr)
+				continue
+			}
+			lag := "-"
+			if r.Lag >= 0 {
+				lag = strconv.FormatInt(r.Lag, 10)
+			}
+			fmt.Fprintf(w, "%s\t%s\t%s\t%s\t%d\t%d\t%d\t%s\n", r.BrokerName, r.NodeID, r.Addr, r.Role, r.Term, r.Commit, r.Applied, lag)
 		}
-		t := r.table
-		lag := "-"
-		if last, ok := leaderLast[r.group]; ok {
-			applied, _ := strconv.ParseInt(t["raftAppliedIndex"], 10, 64)
-			lag = strconv.FormatInt(max(0, last-applied), 10)
-		}
-		fmt.Fprintf(w, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n", r.group, t["raftNodeId"], r.addr, t["raftState"],
-			t["raftTerm"], t["raftCommitIndex"], t["raftAppliedIndex"], lag)
+		return w.Flush()
+	})
+}
+
+// brokerConfigCommand reads and changes a broker group's settings.
+func brokerConfigCommand() *ucli.Command {
+	return &ucli.Command{
+		Name:  "broker-config",
+		Usage: "read or change a broker group's settings (mqadmin getBrokerConfig / updateBrokerConfig)",
+		Subcommands: []*ucli.Command{
+			{
+				Name:  "get",
+				Usage: "print a node's settings under RocketMQ's names (default: every node of the group)",
+				Flags: []ucli.Flag{namesrvFlag(), brokerNameFlag(), outputFlag(),
+					&ucli.StringFlag{Name: "addr", Usage: "only this node (host:port)"},
+					&ucli.StringSliceFlag{Name: "key", Aliases: []string{"k"}, Usage: "only these settings"}},
+				Action: withAdmin(brokerConfigGet),
+			},
+			{
+				Name:      "set",
+				Usage:     "change settings of a broker group through raft; only those that may change at run time (brokerPermission) are accepted, others are refused by name",
+				ArgsUsage: "key=value ...",
+				Flags:     []ucli.Flag{namesrvFlag(), brokerNameFlag()},
+				Action:    withAdmin(brokerConfigSet),
+			},
+		},
 	}
-	w.Flush()
+}
+
+// nodeConfig is one node's settings in `broker-config get`.
+type nodeConfig struct {
+	Addr     string            `json:"addr"`
+	Settings map[string]string `json:"settings"`
+}
+
+func brokerConfigGet(ctx context.Context, c *ucli.Context, a *client.Admin) error {
+	addrs := []string{c.String("addr")}
+	if addrs[0] == "" {
+		ci, err := a.ClusterInfo(ctx)
+		if err != nil {
+			return err
+		}
+		bd, ok := ci.BrokerAddrTable[c.String("broker-name")]
+		if !ok {
+			return fmt.Errorf("%w: %s", client.ErrBrokerNotFound, c.String("broker-name"))
+		}
+		addrs = sortedAddrs(bd)
+	}
+	out := []nodeConfig{}
+	for _, addr := range addrs {
+		cfg, err := a.BrokerConfig(ctx, addr)
+		if err != nil {
+			return err
+		}
+		if keys := c.StringSlice("key"); len(keys) > 0 {
+			picked := map[string]string{}
+			for _, k := range keys {
+				v, ok := cfg[k]
+				if !ok {
+					return fmt.Errorf("%s has no setting %q", addr, k)
+				}
+				picked[k] = v
+			}
+			cfg = picked
+		}
+		out = append(out, nodeConfig{Addr: addr, Settings: cfg})
+	}
+	return emit(c, out, func() error {
+		w := tabwriter.NewWriter(c.App.Writer, 0, 4, 2, ' ', 0)
+		fmt.Fprintln(w, "NODE\tKEY\tVALUE")
+		for _, n := range out {
+			for _, k := range slices.Sorted(maps.Keys(n.Settings)) {
+				fmt.Fprintf(w, "%s\t%s\t%s\n", n.Addr, k, n.Settings[k])
+			}
+		}
+		return w.Flush()
+	})
+}
+
+// sortedAddrs is a group's node addresses, the leader (id 0) first.
+func sortedAddrs(bd protocol.BrokerData) []string {
+	var out []string
+	for _, id := range slices.Sorted(maps.Keys(bd.BrokerAddrs)) {
+		out = append(out, bd.BrokerAddrs[id])
+	}
+	return out
+}
+
+func brokerConfigSet(ctx context.Context, c *ucli.Context, a *client.Admin) error {
+	if !c.Args().Present() {
+		return fmt.Errorf("broker-config set needs key=value arguments (e.g. brokerPermission=4)")
+	}
+	props := map[string]string{}
+	for _, arg := range c.Args().Slice() {
+		k, v, ok := strings.Cut(arg, "=")
+		if !ok || k == "" {
+			return fmt.Errorf("argument %q is not key=value", arg)
+		}
+		props[k] = v
+	}
+	if err := a.UpdateBrokerConfig(ctx, c.String("broker-name"), props); err != nil {
+		return err
+	}
+	for _, k := range slices.Sorted(maps.Keys(props)) {
+		fmt.Fprintf(c.App.Writer, "%s: %s=%s\n", c.String("broker-name"), k, props[k])
+	}
+	return nil
 }

@@ -8,19 +8,86 @@ import (
 	ucli "github.com/urfave/cli/v2"
 
 	"github.com/raftmq/raftmq/client"
+	"github.com/raftmq/raftmq/protocol"
 )
 
 func brokerNameFlag() *ucli.StringFlag {
 	return &ucli.StringFlag{Name: "broker-name", Aliases: []string{"b"}, Value: "broker-a", Usage: "broker group"}
 }
 
-// raftCommands are the membership and leadership subcommands of `cluster`.
+// raftCommand is `raft`: a broker group's raft status, membership,
+// leadership and snapshots.
+func raftCommand() *ucli.Command {
+	cmds := raftCommands()
+	for _, c := range cmds {
+		if c.Name == "remove" {
+			c.Name, c.Aliases = "remove-voter", []string{"remove"}
+		}
+	}
+	return &ucli.Command{
+		Name:  "raft",
+		Usage: "a broker group's raft: status, members, leadership transfer, add and remove voters, snapshots",
+		Subcommands: append([]*ucli.Command{
+			{
+				Name:   "status",
+				Usage:  "per node: raft role, term, commit and applied index, lag behind the leader (as cluster status)",
+				Flags:  []ucli.Flag{namesrvFlag(), outputFlag()},
+				Action: withAdmin(clusterStatus),
+			},
+			{
+				Name:  "snapshot",
+				Usage: "make nodes take a raft snapshot now, so raft can truncate its log (default: every node of the group)",
+				Flags: []ucli.Flag{namesrvFlag(), brokerNameFlag(), outputFlag(),
+					&ucli.StringFlag{Name: "addr", Usage: "only the node at this client address"}},
+				Action: withAdmin(raftSnapshot),
+			},
+		}, cmds...),
+	}
+}
+
+func raftSnapshot(ctx context.Context, c *ucli.Context, a *client.Admin) error {
+	addrs := []string{c.String("addr")}
+	if addrs[0] == "" {
+		ci, err := a.ClusterInfo(ctx)
+		if err != nil {
+			return err
+		}
+		bd, ok := ci.BrokerAddrTable[c.String("broker-name")]
+		if !ok {
+			return fmt.Errorf("%w: %s", client.ErrBrokerNotFound, c.String("broker-name"))
+		}
+		addrs = sortedAddrs(bd)
+	}
+	out := []client.Snapshot{}
+	for _, addr := range addrs {
+		s, err := a.RaftSnapshot(ctx, addr)
+		if err != nil {
+			return err
+		}
+		out = append(out, s)
+	}
+	return emit(c, out, func() error {
+		w := tabwriter.NewWriter(c.App.Writer, 0, 4, 2, ' ', 0)
+		fmt.Fprintln(w, "NODE\tADDRESS\tINDEX\tTERM\tTAKEN")
+		for _, s := range out {
+			taken := "yes"
+			if !s.Fresh {
+				taken = "no (nothing new since the last)"
+			}
+			fmt.Fprintf(w, "%s\t%s\t%d\t%d\t%s\n", s.NodeID, s.Addr, s.Index, s.Term, taken)
+		}
+		return w.Flush()
+	})
+}
+
+// raftCommands are the membership and leadership subcommands of `cluster`
+// (and of `raft`).
 func raftCommands() []*ucli.Command {
 	return []*ucli.Command{
 		{
 			Name:   "members",
 			Usage:  "list a broker group's raft voters",
-			Flags:  []ucli.Flag{namesrvFlag(), brokerNameFlag()},
+			Flags:  []ucli.Flag{namesrvFlag(), brokerNameFlag(), outputFlag()},
 			Action: withAdmin(clusterMembers),
 		},
 		{
@@ -71,14 +138,19 @@ func clusterMembers(ctx context.Context, c *ucli.Context, a *client.Admin) error
 	if err != nil {
 		return err
 	}
-	w := tabwriter.NewWriter(c.App.Writer, 0, 4, 2, ' ', 0)
-	fmt.Fprintln(w, "NODE\tRAFT\tCLIENTS\tROLE")
-	for _, m := range ms {
-		role := "follower"
-		if m.Leader {
-			role = "leader"
-		}
-		fmt.Fprintf(w, "%s\t%s\t%s\t%s\n", m.ID, m.RaftAddr, m.RemotingAddr, role)
+	if ms == nil {
+		ms = []protocol.RaftMember{}
 	}
-	return w.Flush()
+	return emit(c, ms, func() error {
+		w := tabwriter.NewWriter(c.App.Writer, 0, 4, 2, ' ', 0)
+		fmt.Fprintln(w, "NODE\tRAFT\tCLIENTS\tROLE")
+		for _, m := range ms {
+			role := "follower"
+			if m.Leader {
+				role = "leader"
+			}
+			fmt.Fprintf(w, "%s\t%s\t%s\t%s\n", m.ID, m.RaftAddr, m.RemotingAddr, role)
+		}
+		return w.Flush()
+	})
 }

@@ -61,6 +61,33 @@ func (a *Admin) BrokerConfig(ctx context.Context, addr string) (map[string]strin
 	return out, nil
 }
 
+// UpdateBrokerConfig changes a broker group's settings through raft
+// (UPDATE_BROKER_CONFIG, sent to the leader or forwarded to it), as
+// mqadmin updateBrokerConfig. Only the settings that may change at run
+// time are accepted (today brokerPermission); the broker refuses any
+// other by name and then changes nothing.
+func (a *Admin) UpdateBrokerConfig(ctx context.Context, brokerName string, props map[string]string) error {
+	if len(props) == 0 {
+		return fmt.Errorf("%w: no setting to change", ErrInvalidOption)
+	}
+	bd, err := a.group(ctx, brokerName)
+	if err != nil {
+		return err
+	}
+	var b strings.Builder
+	for _, k := range slices.Sorted(maps.Keys(props)) {
+		if k == "" || strings.ContainsAny(k, "=\n") || strings.Contains(props[k], "\n") {
+			return fmt.Errorf("%w: setting %q=%q", ErrInvalidOption, k, props[k])
+		}
+		fmt.Fprintf(&b, "%s=%s\n", k, props[k])
+	}
+	body := []byte(b.String())
+	_, err = a.callGroup(ctx, bd, func() *remoting.Command {
+		return remoting.NewRequest(remoting.ReqUpdateBrokerConfig, nil, body)
+	})
+	return err
+}
+
 // DrainProgress is what a broker group still holds for its consumers.
 type DrainProgress struct {
 	// Queues is every (consumer group, queue) of the broker group with a

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"strconv"
 
 	"github.com/raftmq/raftmq/protocol"
 	"github.com/raftmq/raftmq/remoting"
@@ -65,4 +66,32 @@ func (a *Admin) RemoveServer(ctx context.Context, brokerName, id string) error {
 // caught-up follower when to is empty.
 func (a *Admin) TransferLeadership(ctx context.Context, brokerName, to string) error {
 	return a.raftChange(ctx, brokerName, remoting.ReqRaftTransferLeadership, map[string]string{"to": to})
+}
+
+// Snapshot is the raft snapshot a node took on request.
+type Snapshot struct {
+	// NodeID is the node that took it.
+	NodeID string `json:"nodeId"`
+	// Addr is the node's client address.
+	Addr string `json:"addr"`
+	// Index and Term are the last raft entry the snapshot covers.
+	Index uint64 `json:"index"`
+	Term  uint64 `json:"term"`
+	// Fresh is false when nothing was applied since the node's newest
+	// snapshot (none was taken; Index is the node's applied index).
+	Fresh bool `json:"fresh"`
+}
+
+// RaftSnapshot makes the node at addr take a raft snapshot now (raftmq
+// brokers only): raft then truncates the log behind it, keeping its
+// trailing entries for followers.
+func (a *Admin) RaftSnapshot(ctx context.Context, addr string) (Snapshot, error) {
+	resp, err := a.c.call(ctx, addr, remoting.NewRequest(remoting.ReqRaftSnapshot, nil, nil))
+	if err != nil {
+		return Snapshot{}, err
+	}
+	s := Snapshot{NodeID: resp.ExtFields["nodeId"], Addr: addr, Fresh: resp.ExtFields["fresh"] == "true"}
+	s.Index, _ = strconv.ParseUint(resp.ExtFields["index"], 10, 64)
+	s.Term, _ = strconv.ParseUint(resp.ExtFields["term"], 10, 64)
+	return s, nil
 }

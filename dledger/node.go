@@ -383,5 +383,24 @@ func (n *Node) notLeader() *NotLeaderError {
 	return &NotLeaderError{LeaderAddr: addr, LeaderID: id}
 }
 
-// SnapshotNow takes a snapshot now (admin, tests).
+// SnapshotNow takes a snapshot now (tests).
 func (n *Node) SnapshotNow() error { return n.raft.Snapshot().Error() }
+
+// Snapshot takes a snapshot of this node now and returns the raft index
+// and term it covers; fresh is false (and the index the node's last
+// applied) when nothing was applied since the newest snapshot.
+func (n *Node) Snapshot() (index, term uint64, fresh bool, err error) {
+	f := n.raft.Snapshot()
+	if err := f.Error(); err != nil {
+		if errors.Is(err, raft.ErrNothingNewToSnapshot) {
+			return n.raft.AppliedIndex(), 0, false, nil
+		}
+		return 0, 0, false, err
+	}
+	meta, rc, err := f.Open()
+	if err != nil {
+		return 0, 0, false, err
+	}
+	rc.Close()
+	return meta.Index, meta.Term, true, nil
+}

@@ -226,12 +226,12 @@ func (a PlainAccessConfig) Ext() map[string]string {
 
 // aclAdminCodes are the requests only an admin account may make: RocketMQ's
 // Permission.ADMIN_CODE, the ACL codes, offset resets and raftmq's
-// membership and leadership codes.
+// membership, leadership and snapshot codes.
 var aclAdminCodes = map[int16]bool{
 	17: true, 25: true, 200: true, 207: true, 215: true, // topic, broker config, group
 	50: true, 51: true, 52: true, 53: true, 54: true, // ACL
 	205: true, 222: true, 327: true, // wipe and add write perm, reset offsets
-	9101: true, 9102: true, 9103: true, 9110: true, // raft membership, leadership, ACL seed
+	9101: true, 9102: true, 9103: true, 9104: true, 9110: true, // raft membership, leadership, snapshot, ACL seed
 }
 
 // ACLNeedsAdmin reports whether request code needs an admin account.

@@ -84,6 +84,9 @@ const (
 	ReqRaftAddVoter           int16 = 9101
 	ReqRaftRemoveServer       int16 = 9102
 	ReqRaftTransferLeadership int16 = 9103
+	// ReqRaftSnapshot makes the node it is sent to take a raft snapshot
+	// now (each node snapshots its own state; not forwarded).
+	ReqRaftSnapshot int16 = 9104
 	// ReqACLSeed carries a node's --acl file to the leader (raftmq).
 	ReqACLSeed int16 = 9110
 )
@@ -192,6 +195,7 @@ var requestCodeNames = map[int16]string{
 	ReqRaftAddVoter:                     "RAFTMQ_RAFT_ADD_VOTER",
 	ReqRaftRemoveServer:                 "RAFTMQ_RAFT_REMOVE_SERVER",
 	ReqRaftTransferLeadership:           "RAFTMQ_RAFT_TRANSFER_LEADERSHIP",
+	ReqRaftSnapshot:                     "RAFTMQ_RAFT_SNAPSHOT",
 	ReqACLSeed:                          "RAFTMQ_ACL_SEED",
 	ReqQueryDataVersion:                 "QUERY_DATA_VERSION",
 	ReqSendReplyMessage:                 "SEND_REPLY_MESSAGE",
