@@ -49,6 +49,10 @@ type groupMember struct {
 	runCtx   context.Context
 	runStop  context.CancelFunc
 	lastSeen map[string][]string // topic → consumer ids of the last rebalance
+	// Running info: counters, and the push consumer's mode and workers.
+	stats   *consumeStats
+	orderly bool
+	workers int
 }
 
 // queueState is one assigned queue: its process queue and pull loop.
@@ -74,7 +78,7 @@ func newGroupMember(cfg *consumerConfig, active bool, name string) (*groupMember
 	}
 	gm := &groupMember{cfg: cfg, c: c, active: active, subs: map[string]*subscription{},
 		queues: map[MessageQueue]*queueState{}, kick: make(chan struct{}, 1), stop: make(chan struct{}),
-		lastSeen: map[string][]string{}}
+		lastSeen: map[string][]string{}, stats: newConsumeStats()}
 	gm.runCtx, gm.runStop = context.WithCancel(context.Background())
 	if cfg.model == Broadcasting {
 		gm.store = newLocalOffsetStore(cfg.offsetDir, cfg.group)
@@ -87,6 +91,7 @@ func newGroupMember(cfg *consumerConfig, active bool, name string) (*groupMember
 		return nil
 	})
 	c.handle(remoting.ReqResetConsumerClientOffset, gm.onResetOffset)
+	c.handle(remoting.ReqGetConsumerRunningInfo, gm.onRunningInfo)
 	return gm, nil
 }
 

@@ -4,8 +4,10 @@ import (
 	"maps"
 	"slices"
 	"sync"
+	"time"
 
 	"github.com/raftmq/raftmq/message"
+	"github.com/raftmq/raftmq/protocol"
 )
 
 // processQueue caches the messages pulled from one queue until they are
@@ -21,6 +23,9 @@ type processQueue struct {
 	next    int64 // offset after the last pulled (or filtered) message
 	dropped bool
 	changed chan struct{} // signalled when messages leave or the queue is dropped
+	// lastPull and lastConsume are the Unix ms of the last pull answer
+	// and the last acknowledgement (running info).
+	lastPull, lastConsume int64
 }
 
 func newProcessQueue(next int64) *processQueue {
@@ -40,6 +45,7 @@ func (pq *processQueue) add(msgs []*message.MessageExt, next int64) {
 	if next > pq.next {
 		pq.next = next
 	}
+	pq.lastPull = time.Now().UnixMilli()
 }
 
 // setNext moves the next offset, also backwards (a seek or an offset
@@ -60,6 +66,7 @@ func (pq *processQueue) remove(msgs []*message.MessageExt) int64 {
 			pq.bytes -= int64(len(c.Body))
 		}
 	}
+	pq.lastConsume = time.Now().UnixMilli()
 	pq.signal()
 	return pq.commitOffsetLocked()
 }
@@ -139,4 +146,19 @@ func (pq *processQueue) count() int {
 	pq.mu.Lock()
 	defer pq.mu.Unlock()
 	return len(pq.msgs)
+}
+
+// info is the queue's ProcessQueueInfo for running info (locked and the
+// lock time are the caller's).
+func (pq *processQueue) info() protocol.ProcessQueueInfo {
+	pq.mu.Lock()
+	defer pq.mu.Unlock()
+	in := protocol.ProcessQueueInfo{CommitOffset: pq.commitOffsetLocked(), CachedMsgCount: int64(len(pq.msgs)),
+		CachedMsgSizeInMiB: pq.bytes >> 20, Droped: pq.dropped, LastPullTimestamp: pq.lastPull,
+		LastConsumeTimestamp: pq.lastConsume}
+	if len(pq.msgs) > 0 {
+		in.CachedMsgMinOffset = slices.Min(slices.Collect(maps.Keys(pq.msgs)))
+		in.CachedMsgMaxOffset = slices.Max(slices.Collect(maps.Keys(pq.msgs)))
+	}
+	return in
 }

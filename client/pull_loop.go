@@ -138,7 +138,11 @@ func (gm *groupMember) pullOnce(ctx context.Context, qs *queueState, offset int6
 	addr := addrs[*node%len(addrs)]
 	pctx, cancel := context.WithTimeout(ctx, gm.cfg.suspend+gm.cfg.requestTimeout+5*time.Second)
 	defer cancel()
+	sent := time.Now()
 	resp, err := gm.c.invoke(pctx, addr, gm.pullRequest(qs, offset))
+	if err == nil {
+		gm.stats.pullAnswered(qs.mq.Topic, time.Since(sent))
+	}
 	if err != nil {
 		*node++
 		_, _ = gm.c.routes.refresh(ctx, qs.mq.Topic)
@@ -218,6 +222,7 @@ func (gm *groupMember) found(ctx context.Context, qs *queueState, resp *remoting
 		}
 	}
 	qs.pq.add(kept, next)
+	gm.stats.pulledMsgs(qs.mq.Topic, len(kept))
 	if len(kept) > 0 {
 		gm.deliver(ctx, qs, kept)
 	}

@@ -67,6 +67,7 @@ func NewPushConsumer(group string, opts ...PushConsumerOpt) (*PushConsumer, erro
 	}
 	gm.deliver = p.deliver
 	gm.commitEvery = cfg.commitEvery
+	gm.orderly, gm.workers = cfg.orderly, cfg.goroutines
 	p.sendBackFn = p.sendBack
 	p.tasks.notify = make(chan struct{}, 1)
 	if cfg.orderly {
@@ -278,6 +279,7 @@ func (p *PushConsumer) handle(msgs []*message.MessageExt) (res ConsumeResult) {
 			res = ConsumeRetryLater
 		}
 		p.trace.subAfter(p.gm.cfg.group, req, msgs, start, res == ConsumeSuccess, code)
+		p.gm.stats.consumed(msgs[0].Topic, len(msgs), res == ConsumeSuccess, time.Since(start))
 	}()
 	res = sub.handler(p.hctx, msgs)
 	code = traceFailedReturn
