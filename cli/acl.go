@@ -24,13 +24,13 @@ func aclCommand() *ucli.Command {
 			{
 				Name:   "list",
 				Usage:  "show each group's ACL (secrets masked); --every-node asks every node, to see that they agree",
-				Flags:  []ucli.Flag{namesrvFlag(), clusterFlag(), &ucli.BoolFlag{Name: "every-node"}},
+				Flags:  []ucli.Flag{namesrvFlag(), clusterFlag(), outputFlag(), &ucli.BoolFlag{Name: "every-node"}},
 				Action: withAdmin(aclList),
 			},
 			{
 				Name:  "update",
 				Usage: "create or update an account in every group (an update without --secret keeps the secret)",
-				Flags: []ucli.Flag{namesrvFlag(), clusterFlag(),
+				Flags: []ucli.Flag{namesrvFlag(), clusterFlag(), outputFlag(),
 					&ucli.StringFlag{Name: "account", Aliases: []string{"a"}, Required: true, Usage: "the account's access key"},
 					&ucli.StringFlag{Name: "secret", Usage: "the account's secret key (6 characters at least)"},
 					&ucli.StringFlag{Name: "white-address", Usage: "requests from this address pattern pass unsigned (as RocketMQ)"},
@@ -45,13 +45,13 @@ func aclCommand() *ucli.Command {
 			{
 				Name:   "delete",
 				Usage:  "delete an account from every group",
-				Flags:  []ucli.Flag{namesrvFlag(), clusterFlag(), &ucli.StringFlag{Name: "account", Aliases: []string{"a"}, Required: true}},
+				Flags:  []ucli.Flag{namesrvFlag(), clusterFlag(), outputFlag(), &ucli.StringFlag{Name: "account", Aliases: []string{"a"}, Required: true}},
 				Action: withAdmin(aclDelete),
 			},
 			{
 				Name:   "global-white",
 				Usage:  "replace globalWhiteRemoteAddresses in every group (requests from them pass unsigned)",
-				Flags:  []ucli.Flag{namesrvFlag(), clusterFlag(), &ucli.StringFlag{Name: "addresses", Usage: "comma-separated patterns; empty clears the list"}},
+				Flags:  []ucli.Flag{namesrvFlag(), clusterFlag(), outputFlag(), &ucli.StringFlag{Name: "addresses", Usage: "comma-separated patterns; empty clears the list"}},
 				Action: withAdmin(aclGlobalWhite),
 			},
 		},
@@ -63,6 +63,13 @@ func aclList(ctx context.Context, c *ucli.Context, a *client.Admin) error {
 	if err != nil {
 		return err
 	}
+	if gs == nil {
+		gs = []client.GroupACL{}
+	}
+	return emit(c, gs, func() error { return printACL(c, gs) })
+}
+
+func printACL(c *ucli.Context, gs []client.GroupACL) error {
 	w := tabwriter.NewWriter(c.App.Writer, 0, 4, 2, ' ', 0)
 	for _, g := range gs {
 		fmt.Fprintf(w, "group %s at %s: enabled %v, version %d, global white [%s]\n", g.BrokerName, g.Addr, g.Enabled, g.Version,
@@ -95,9 +102,20 @@ func aclGlobalWhite(ctx context.Context, c *ucli.Context, a *client.Admin) error
 	return reportPlacements(c, "global whitelist replaced", ps, err)
 }
 
+// reportPlacements prints where a change landed: a line per group, or
+// with --output json an array of {brokerName, addr} (what landed before
+// an error too).
 func reportPlacements(c *ucli.Context, what string, ps []client.Placement, err error) error {
-	for _, p := range ps {
-		fmt.Fprintf(c.App.Writer, "%s in group %s (via %s)\n", what, p.BrokerName, p.Addr)
+	if ps == nil {
+		ps = []client.Placement{}
+	}
+	if eerr := emit(c, ps, func() error {
+		for _, p := range ps {
+			fmt.Fprintf(c.App.Writer, "%s in group %s (via %s)\n", what, p.BrokerName, p.Addr)
+		}
+		return nil
+	}); eerr != nil && err == nil {
+		err = eerr
 	}
 	return err
 }

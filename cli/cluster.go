@@ -194,7 +194,7 @@ func brokerConfigCommand() *ucli.Command {
 				Name:      "set",
 				Usage:     "change settings of a broker group through raft; only those that may change at run time (brokerPermission) are accepted, others are refused by name",
 				ArgsUsage: "key=value ...",
-				Flags:     []ucli.Flag{namesrvFlag(), brokerNameFlag()},
+				Flags:     []ucli.Flag{namesrvFlag(), brokerNameFlag(), outputFlag()},
 				Action:    withAdmin(brokerConfigSet),
 			},
 		},
@@ -275,8 +275,10 @@ func brokerConfigSet(ctx context.Context, c *ucli.Context, a *client.Admin) erro
 	if err := a.UpdateBrokerConfig(ctx, c.String("broker-name"), props); err != nil {
 		return err
 	}
-	for _, k := range slices.Sorted(maps.Keys(props)) {
-		fmt.Fprintf(c.App.Writer, "%s: %s=%s\n", c.String("broker-name"), k, props[k])
-	}
-	return nil
+	return emit(c, map[string]any{"brokerName": c.String("broker-name"), "settings": props}, func() error {
+		for _, k := range slices.Sorted(maps.Keys(props)) {
+			fmt.Fprintf(c.App.Writer, "%s: %s=%s\n", c.String("broker-name"), k, props[k])
+		}
+		return nil
+	})
 }

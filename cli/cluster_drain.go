@@ -16,7 +16,7 @@ func drainCommands() []*ucli.Command {
 		{
 			Name:  "wipe-write-perm",
 			Usage: "stop a broker group taking sends (replicated brokerPermission=4, and every name server's routes at once)",
-			Flags: []ucli.Flag{namesrvFlag(), brokerNameFlag()},
+			Flags: []ucli.Flag{namesrvFlag(), brokerNameFlag(), outputFlag()},
 			Action: withAdmin(func(ctx context.Context, c *ucli.Context, a *client.Admin) error {
 				return setWritable(ctx, c, a, false)
 			}),
@@ -24,14 +24,14 @@ func drainCommands() []*ucli.Command {
 		{
 			Name:   "add-write-perm",
 			Usage:  "let a broker group take sends again",
-			Flags:  []ucli.Flag{namesrvFlag(), brokerNameFlag()},
+			Flags:  []ucli.Flag{namesrvFlag(), brokerNameFlag(), outputFlag()},
 			Action: withAdmin(func(ctx context.Context, c *ucli.Context, a *client.Admin) error { return setWritable(ctx, c, a, true) }),
 		},
 		{
 			Name: "drain",
 			Usage: "wipe a broker group's write permission and wait until its consumers have consumed all it holds; " +
 				"then stop its nodes (they leave the routes)",
-			Flags: []ucli.Flag{namesrvFlag(), brokerNameFlag(),
+			Flags: []ucli.Flag{namesrvFlag(), brokerNameFlag(), outputFlag(),
 				&ucli.DurationFlag{Name: "timeout", Value: 10 * time.Minute, Usage: "give up after this long"},
 				&ucli.DurationFlag{Name: "interval", Value: 2 * time.Second, Usage: "how often to check the consumers' lag"}},
 			Action: drainAction,
@@ -47,8 +47,8 @@ func setWritable(ctx context.Context, c *ucli.Context, a *client.Admin, writable
 	if writable {
 		what = "takes sends again"
 	}
-	fmt.Fprintf(c.App.Writer, "broker group %s %s\n", c.String("broker-name"), what)
-	return nil
+	return report(c, map[string]any{"brokerName": c.String("broker-name"), "writable": writable},
+		"broker group %s %s", c.String("broker-name"), what)
 }
 
 // drainAction runs Drain with its own timeout (longer than adminTimeout).
@@ -68,6 +68,6 @@ func drainAction(c *ucli.Context) error {
 	if err != nil {
 		return err
 	}
-	fmt.Fprintf(c.App.Writer, "broker group %s is drained: stop its nodes (they unregister and leave the routes)\n", name)
-	return nil
+	return report(c, map[string]any{"brokerName": name, "drained": true},
+		"broker group %s is drained: stop its nodes (they unregister and leave the routes)", name)
 }

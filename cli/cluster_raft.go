@@ -93,41 +93,41 @@ func raftCommands() []*ucli.Command {
 		{
 			Name:  "add-voter",
 			Usage: "add a node (started with --join) to a broker group",
-			Flags: []ucli.Flag{namesrvFlag(), brokerNameFlag(),
+			Flags: []ucli.Flag{namesrvFlag(), brokerNameFlag(), outputFlag(),
 				&ucli.StringFlag{Name: "id", Required: true, Usage: "the new node's id"},
 				&ucli.StringFlag{Name: "raft-addr", Required: true, Usage: "the new node's raft host:port"}},
 			Action: withAdmin(func(ctx context.Context, c *ucli.Context, a *client.Admin) error {
 				if err := a.AddVoter(ctx, c.String("broker-name"), c.String("id"), c.String("raft-addr")); err != nil {
 					return err
 				}
-				fmt.Fprintf(c.App.Writer, "added %s (%s) to %s\n", c.String("id"), c.String("raft-addr"), c.String("broker-name"))
-				return nil
+				return report(c, map[string]string{"brokerName": c.String("broker-name"), "added": c.String("id"), "raftAddr": c.String("raft-addr")},
+					"added %s (%s) to %s", c.String("id"), c.String("raft-addr"), c.String("broker-name"))
 			}),
 		},
 		{
 			Name:  "remove",
 			Usage: "remove a node from a broker group",
-			Flags: []ucli.Flag{namesrvFlag(), brokerNameFlag(),
+			Flags: []ucli.Flag{namesrvFlag(), brokerNameFlag(), outputFlag(),
 				&ucli.StringFlag{Name: "id", Required: true, Usage: "the node to remove"}},
 			Action: withAdmin(func(ctx context.Context, c *ucli.Context, a *client.Admin) error {
 				if err := a.RemoveServer(ctx, c.String("broker-name"), c.String("id")); err != nil {
 					return err
 				}
-				fmt.Fprintf(c.App.Writer, "removed %s from %s\n", c.String("id"), c.String("broker-name"))
-				return nil
+				return report(c, map[string]string{"brokerName": c.String("broker-name"), "removed": c.String("id")},
+					"removed %s from %s", c.String("id"), c.String("broker-name"))
 			}),
 		},
 		{
 			Name:  "transfer",
 			Usage: "hand a broker group's leadership to a node (default: the most caught-up follower)",
-			Flags: []ucli.Flag{namesrvFlag(), brokerNameFlag(),
+			Flags: []ucli.Flag{namesrvFlag(), brokerNameFlag(), outputFlag(),
 				&ucli.StringFlag{Name: "to", Usage: "the node to lead"}},
 			Action: withAdmin(func(ctx context.Context, c *ucli.Context, a *client.Admin) error {
 				if err := a.TransferLeadership(ctx, c.String("broker-name"), c.String("to")); err != nil {
 					return err
 				}
-				fmt.Fprintf(c.App.Writer, "leadership of %s transferred\n", c.String("broker-name"))
-				return nil
+				return report(c, map[string]string{"brokerName": c.String("broker-name"), "to": c.String("to")},
+					"leadership of %s transferred", c.String("broker-name"))
 			}),
 		},
 	}

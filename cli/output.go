@@ -42,3 +42,12 @@ func emit(c *ucli.Context, v any, table func() error) error {
 	enc.SetIndent("", "  ")
 	return enc.Encode(v)
 }
+
+// report ends a command that changed something: the sentence for people,
+// or v (the change's result, a JSON object) with --output json.
+func report(c *ucli.Context, v any, format string, args ...any) error {
+	return emit(c, v, func() error {
+		_, err := fmt.Fprintf(c.App.Writer, format+"\n", args...)
+		return err
+	})
+}

@@ -60,10 +60,10 @@ type TopicConfig struct {
 
 // Placement is one broker group a topic was created on or deleted from.
 type Placement struct {
-	BrokerName string
+	BrokerName string `json:"brokerName"`
 	// Addr is the node that took the request (the group's leader when the
 	// cluster info was read).
-	Addr string
+	Addr string `json:"addr"`
 }
 
 // ClusterInfo returns the name server's broker and cluster tables.

@@ -19,12 +19,12 @@ type ACLAccount = protocol.PlainAccessConfig
 // GroupACL is a broker group's ACL as one of its nodes applied it, with
 // every secret masked.
 type GroupACL struct {
-	BrokerName string
-	Addr       string
-	Enabled    bool
+	BrokerName string `json:"brokerName"`
+	Addr       string `json:"addr"`
+	Enabled    bool   `json:"enabled"`
 	// Version is the raft index of the group's last ACL change.
-	Version int64
-	Config  protocol.ACLConfig
+	Version int64              `json:"version"`
+	Config  protocol.ACLConfig `json:"config"`
 }
 
 // ACL returns the ACL of every broker group of cluster ("" all), as each
