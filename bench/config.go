@@ -75,6 +75,9 @@ type Config struct {
 	// the queues) instead of assigning the queues unfiltered; Msgs is then
 	// the count expected to match.
 	SQL92 string
+	// Push makes e2e receive with one push consumer (a handler called per
+	// message, as applications consume) instead of pull consumers' Poll.
+	Push bool
 	// Idle ends a consume (or the tail of an e2e) when no message arrived
 	// for that long: a backlog shorter than Msgs.
 	Idle time.Duration

@@ -16,6 +16,7 @@ import (
 // queues (assigned round robin, no rebalance) and what they counted.
 type consumers struct {
 	cs    []*client.PullConsumer
+	push  *client.PushConsumer // e2e with Config.Push, instead of cs
 	hist  *Histogram // e2e latency when the bodies are stamped
 	stamp bool
 	got   atomic.Uint64
@@ -77,6 +78,9 @@ func (co *consumers) close() {
 	defer cancel()
 	for _, pc := range co.cs {
 		_ = pc.Close(ctx)
+	}
+	if co.push != nil {
+		_ = co.push.Close(ctx)
 	}
 }
 
@@ -203,7 +207,12 @@ func E2E(ctx context.Context, c Config) (*Result, error) {
 	if err != nil {
 		return nil, err
 	}
-	co, err := startConsumers(ctx, &c, qs, true)
+	var co *consumers
+	if c.Push {
+		co, err = startPush(ctx, &c)
+	} else {
+		co, err = startConsumers(ctx, &c, qs, true)
+	}
 	if err != nil {
 		return nil, err
 	}
@@ -218,7 +227,14 @@ func E2E(ctx context.Context, c Config) (*Result, error) {
 	cctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	consumed := make(chan struct{})
-	go func() { _ = co.run(cctx, 0, 0); close(consumed) }()
+	go func() {
+		if c.Push {
+			co.waitPush(cctx)
+		} else {
+			_ = co.run(cctx, 0, 0)
+		}
+		close(consumed)
+	}()
 	pr.run(ctx)
 	// Wait for what was acknowledged to arrive, for at most c.Idle more.
 	for wait := time.Now().Add(c.Idle); co.got.Load() < pr.acked.Load() && time.Now().Before(wait) && ctx.Err() == nil; {
@@ -228,6 +244,10 @@ func E2E(ctx context.Context, c Config) (*Result, error) {
 	cancel()
 	<-consumed
 	prog.Stop()
-	return &Result{Workload: "e2e", Mode: c.Mode, Size: c.Size, Clients: c.Clients, Queues: len(qs),
+	mode := c.Mode
+	if c.Push {
+		mode += "-push"
+	}
+	return &Result{Workload: "e2e", Mode: mode, Size: c.Size, Clients: c.Clients, Queues: len(qs),
 		Msgs: co.got.Load(), Bytes: co.bytes.Load(), Errors: pr.errs.Load() + co.errs.Load(), FirstError: errors.Join(pr.first.get(), co.first.get()), Elapsed: elapsed, Latency: co.hist}, ctx.Err()
 }

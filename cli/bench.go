@@ -53,6 +53,7 @@ func benchFlags() []ucli.Flag {
 		&ucli.BoolFlag{Name: "props", Usage: "produce: give message number k the property n=k%10 and the tag t<k%4> (a backlog for --sql92)"},
 		&ucli.StringFlag{Name: "sql92", Usage: "consume: subscribe with this SQL92 condition (e.g. \"n < 5\" over a --props backlog); --msgs is the count expected to match"},
 		&ucli.StringFlag{Name: "group", Usage: "consumer group (default: a fresh one)"},
+		&ucli.BoolFlag{Name: "push", Usage: "e2e: receive with a push consumer's handler (as applications do) instead of pull consumers"},
 		&ucli.DurationFlag{Name: "idle", Value: def.Idle, Usage: "consume, e2e: stop when no message arrived for this long"},
 		&ucli.StringFlag{Name: "csv", Usage: "append the result as a row to this CSV file"},
 		&ucli.StringFlag{Name: "cpuprofile", Usage: "write a CPU profile of this (client) process to this file"},
@@ -65,7 +66,7 @@ func benchConfig(c *ucli.Context) bench.Config {
 		NameServers: splitList(c.String("namesrv")), Topic: c.String("topic"), Size: c.Int("size"),
 		Clients: c.Int("clients"), Msgs: c.Int("msgs"), Mode: c.String("mode"), Batch: c.Int("batch"),
 		InFlight: c.Int("inflight"), Rate: c.Int("rate"), Queues: c.Int("queues"), Topics: c.Int("topics"), Group: c.String("group"), Idle: c.Duration("idle"),
-		Props: c.Bool("props"), SQL92: c.String("sql92"),
+		Props: c.Bool("props"), SQL92: c.String("sql92"), Push: c.Bool("push"),
 	}
 	if d := c.Duration("duration"); d > 0 {
 		cfg.Duration = d
