@@ -11,11 +11,18 @@
 #
 # Environment:
 #   RAFTMQ   the binary (default bin/raftmq; make bench builds it)
-#   MSGS     async produce count and consume backlog (default 200000, as the peer)
+#   ROUNDS   rounds of the core workloads (default 3): each a fresh group running
+#            async produce, sync produce and consume, then the peer's same three;
+#            the summary gives each workload's median (min–max) and the ratio
+#   MSGS     async produce count and consume backlog (default 500000, the peer too)
+#   SYNC_DURATION  how long the 16-client sync produce, the official client's
+#            16 sync producers and the paced e2e run (default 20s)
 #   INFLIGHT async sends outstanding per client (default 512: natscli's async
 #            publisher keeps about as many unacknowledged per client — its
 #            throughput × latency here is ~470 per client)
-#   SYNC_MSGS  sync produce count (default 20000, as the peer)
+#   SYNC_MSGS  transaction produce count (default 20000)
+#   BIG=0      skip the 64 KiB pair (async, sync and consume of BIG_MSGS,
+#              default 20000, messages of 64 KiB, then the peer at 64KB)
 #   OUT      where logs, CSV and profiles go (default a new /tmp/raftmq-bench.* dir)
 #   PEER     path of peer-nats.sh (default ../shared/bench/peer-nats.sh); PEER=none skips it
 #   PROFILE=1  also run 15 s of async and of sync produce with CPU, block and
@@ -37,13 +44,14 @@
 #              (default 5000) msg/s to another topic
 set -euo pipefail
 RAFTMQ=${RAFTMQ:-bin/raftmq}
-MSGS=${MSGS:-200000}
+MSGS=${MSGS:-500000}
 SYNC_MSGS=${SYNC_MSGS:-20000}
 PEER=${PEER:-../shared/bench/peer-nats.sh}
 OUT=${OUT:-$(mktemp -d /tmp/raftmq-bench.XXXXXX)}
 mkdir -p "$OUT"
 DATA=$(mktemp -d /tmp/raftmq-bench-data.XXXXXX)
 PIDS=()
+BROKER_PIDS=()
 
 RUN_DIR=
 # stop_cluster stops the run's processes and deletes its data (the disk
@@ -53,6 +61,7 @@ stop_cluster() {
   for p in "${PIDS[@]:-}"; do [ -n "$p" ] && kill "$p" 2>/dev/null || true; done
   for p in "${PIDS[@]:-}"; do [ -n "$p" ] && wait "$p" 2>/dev/null || true; done
   PIDS=()
+  BROKER_PIDS=()
   if [ -n "$RUN_DIR" ]; then rm -rf "$RUN_DIR"; RUN_DIR=; fi
 }
 cleanup() { stop_cluster; rm -rf "$DATA"; }
@@ -80,18 +89,95 @@ start_cluster() {
       --namesrv "$NSADDR" --flush SYNC_FLUSH --log-level warn --http "127.0.0.1:$pp" "${PROF[@]}" "$@" \
       > "$OUT/broker-n$i.$run.log" 2>&1 &
     PIDS+=($!)
+    BROKER_PIDS+=($!)
   done
 }
-start_cluster main
+HZ=$(getconf CLK_TCK)
+ROUNDS=${ROUNDS:-3}
+SYNC_DURATION=${SYNC_DURATION:-20s}
 
-bench() { "$RAFTMQ" bench "$@" --namesrv "$NSADDR" --size 1024 --csv "$OUT/raftmq.csv" --no-progress "${BENCH_EXTRA[@]}" | tee -a "$OUT/raftmq.log"; }
+bench() { local w=$1; shift; "$RAFTMQ" bench "$w" --size 1024 "$@" --namesrv "$NSADDR" --csv "$OUT/raftmq.csv" --no-progress "${BENCH_EXTRA[@]}" | tee -a "$OUT/raftmq.log"; }
+
+# broker_cpu: CPU ticks (user + system) the current cluster's broker
+# processes have used so far.
+broker_cpu() {
+  local p t=0
+  for p in "${BROKER_PIDS[@]:-}"; do
+    [ -n "$p" ] && t=$((t + $(awk '{ print $14 + $15 }' "/proc/$p/stat" 2>/dev/null || echo 0)))
+  done
+  echo "$t"
+}
+# kv LINE NAME: NAME=value of LINE.
+kv() { grep -o "$2=[^ ]*" <<<"$1" | head -1 | cut -d= -f2; }
+# record SYSTEM WORKLOAD ROUND LINE CPU_TICKS: one result line (msg/s,
+# latency, broker CPU seconds per million messages) into results.txt.
+record() {
+  local cpu
+  cpu=$(awk -v t="$5" -v hz="$HZ" -v n="$(kv "$4" msgs)" 'BEGIN { if (n > 0 && t != "") printf "%.1f", t / hz / n * 1e6; else print "-" }')
+  echo "result system=$1 workload=$2 round=$3 msgs=$(kv "$4" msgs) msgs_per_sec=$(kv "$4" msgs_per_sec) p50_ms=$(kv "$4" p50_ms) p99_ms=$(kv "$4" p99_ms) p999_ms=$(kv "$4" p999_ms) cpu_s_per_m=$cpu" >> "$OUT/results.txt"
+}
+# measure WORKLOAD ROUND BENCH-ARGS...: one `raftmq bench` workload, with the
+# brokers' CPU over it.
+measure() {
+  local wl=$1 round=$2 c0 line; shift 2
+  c0=$(broker_cpu)
+  bench "$@" > "$OUT/last.txt" || true
+  cat "$OUT/last.txt"
+  line=$(grep '^raftmq-bench ' "$OUT/last.txt" | tail -1)
+  record raftmq "$wl" "$round" "$line" $(($(broker_cpu) - c0))
+}
+# peer SIZE MSGS SUFFIX ROUND: one peer-nats.sh run; its async, sync and
+# consume lines into results.txt as workloads async$SUFFIX, sync$SUFFIX,
+# consume$SUFFIX.
+peer() {
+  local f="$OUT/nats.$3$4.log" k rate lat
+  [ "$PEER" = none ] && return 0
+  echo "== NATS JetStream ($PEER always, $1 messages, round $4)"
+  SIZE=$1 MSGS=$2 bash "$PEER" always 2>&1 | tee "$f"
+  mapfile -t rate < <(grep -E 'aggregated stats|consumer.*stats:' "$f" | grep -oE '[0-9,]+ msgs/sec' | tr -d , | cut -d' ' -f1)
+  mapfile -t lat < <(grep 'latencies per operation' "$f" | sed -E 's/.*P50 ([0-9,.]+)us.*P99 ([0-9,.]+)us.*/\1 \2/' | tr -d ,)
+  local names=(async sync consume) msgs=("$2" 20000 "$2")
+  for k in 0 1 2; do
+    local p50=- p99=-
+    if [ -n "${lat[$k]:-}" ] && [ "$k" -lt 2 ]; then
+      p50=$(awk -v s="${lat[$k]}" 'BEGIN { split(s, a, " "); printf "%.3f", a[1] / 1000 }')
+      p99=$(awk -v s="${lat[$k]}" 'BEGIN { split(s, a, " "); printf "%.3f", a[2] / 1000 }')
+    fi
+    record nats "${names[$k]}$3" "$4" "msgs=${msgs[$k]} msgs_per_sec=${rate[$k]:-0} p50_ms=$p50 p99_ms=$p99 p999_ms=-" ""
+  done
+}
 
 echo "== raftmq: namesrv + 3 brokers (SYNC_FLUSH) on loopback, data in $DATA, output in $OUT"
 echo "== $(date -u +%FT%TZ) commit $(git rev-parse --short HEAD 2>/dev/null || echo unknown), $(nproc) cores, load $(cut -d' ' -f1-3 /proc/loadavg)"
-# The first workload creates its topic, retrying while the group elects.
-bench produce --topic bench-async --queues 8 --mode async --clients 4 --inflight "${INFLIGHT:-512}" --msgs "$MSGS"
-bench produce --topic bench-sync --queues 8 --mode sync --clients 16 --msgs "$SYNC_MSGS"
-bench consume --topic bench-async --clients 1 --msgs "$MSGS"
+# The official client's benchmark producer, built before any cluster runs.
+(cd integration && go build -o "$OUT/officialbench" ./examples/officialbench)
+: > "$OUT/results.txt"
+
+# The core workloads, ROUNDS times, each round a fresh group then the peer:
+# async produce (MSGS), sync produce with 16 clients (SYNC_DURATION) and
+# a consume of the async backlog.
+for round in $(seq 1 "$ROUNDS"); do
+  echo "== round $round of $ROUNDS: raftmq"
+  start_cluster "core$round"
+  # The first workload creates its topic, retrying while the group elects.
+  measure async "$round" produce --topic bench-async --queues 8 --mode async --clients 4 --inflight "${INFLIGHT:-512}" --msgs "$MSGS"
+  measure sync "$round" produce --topic bench-sync --queues 8 --mode sync --clients 16 --duration "$SYNC_DURATION"
+  measure consume "$round" consume --topic bench-async --clients 1 --msgs "$MSGS"
+  stop_cluster
+  peer 1KB "$MSGS" "" "$round"
+done
+
+start_cluster main
+# The official Go client's benchmark producer: 16 sync instances, 1000 B
+# (a first small send creates the topic, retrying while the group elects).
+bench produce --topic bench-official --queues 8 --mode sync --clients 1 --msgs 10 > /dev/null
+c0=$(broker_cpu)
+"$OUT/officialbench" -namesrv "$NSADDR" -topic bench-official -clients 16 -size 1000 -duration "$SYNC_DURATION" | tee -a "$OUT/raftmq.log" > "$OUT/last.txt" || true
+cat "$OUT/last.txt"
+record raftmq official-sync-16 1 "$(grep '^official-bench ' "$OUT/last.txt" | tail -1)" $(($(broker_cpu) - c0))
+# End to end: send to a push consumer's handler at a paced 10k msg/s.
+measure e2e-push-10k 1 e2e --push --topic bench-e2e --queues 8 --mode async --clients 2 --inflight 64 --rate 10000 --duration "$SYNC_DURATION"
+
 # Transactions against plain sync sends (the same 16 clients): each
 # message a half message, then its commit.
 bench produce --topic bench-txn --queues 8 --mode txn --clients 16 --msgs "$SYNC_MSGS" | tee "$OUT/txn.log"
@@ -161,6 +247,17 @@ if [ -n "${BACKLOG:-}" ]; then
   grep -E '^(produce|  latency)' "$OUT/tail.log" | tee -a "$OUT/raftmq.log"
 fi
 stop_cluster
+
+# 64 KiB messages on a fresh group, then the peer with the same size.
+if [ "${BIG:-1}" = 1 ]; then
+  echo "== 64 KiB messages: raftmq"
+  start_cluster big
+  measure async-64k 1 produce --size 65536 --topic bench-64k --queues 8 --mode async --clients 4 --inflight 32 --msgs "${BIG_MSGS:-20000}"
+  measure sync-64k 1 produce --size 65536 --topic bench-64k-sync --queues 8 --mode sync --clients 16 --duration "$SYNC_DURATION"
+  measure consume-64k 1 consume --size 65536 --topic bench-64k --clients 1 --msgs "${BIG_MSGS:-20000}"
+  stop_cluster
+  peer 64KB "${BIG_MSGS:-20000}" -64k 1
+fi
 
 # The dedupe window's cost: the async and sync produce again, each on a
 # fresh group, with the window on (the default, 2 min) and off
@@ -249,35 +346,45 @@ for n in ${SCALE_GROUPS-1 2 3}; do
   stop_cluster
 done
 
-if [ "$PEER" = none ]; then exit 0; fi
-echo "== NATS JetStream: $PEER always"
-MSGS=$MSGS bash "$PEER" always 2>&1 | tee "$OUT/nats.log"
-
-# ours: the raftmq-bench lines, in workload order (async, sync, consume)
+# The summary: per workload, the median (min–max) over its rounds of
+# each system, the ratio of the medians, the median latencies and the
+# brokers' CPU seconds per million messages (raftmq; from /proc).
+summarize() {
+  awk '
+    function med(a, n,   i, j, t) { for (i = 2; i <= n; i++) { t = a[i]; for (j = i - 1; j >= 1 && a[j] > t; j--) a[j + 1] = a[j]; a[j + 1] = t }
+      return (n % 2) ? a[(n + 1) / 2] : (a[n / 2] + a[n / 2 + 1]) / 2 }
+    function get(k,   i) { for (i = 1; i <= NF; i++) if (index($i, k "=") == 1) return substr($i, length(k) + 2); return "" }
+    /^result / {
+      s = get("system"); w = get("workload"); key = s SUBSEP w
+      if (!(w in seen)) { seen[w] = 1; order[++nw] = w }
+      n[key]++; r[key, n[key]] = get("msgs_per_sec") + 0
+      p50[key, n[key]] = get("p50_ms"); p99[key, n[key]] = get("p99_ms"); cpu[key, n[key]] = get("cpu_s_per_m")
+    }
+    function stat(key, arr,   i, m, v, c) { c = 0; for (i = 1; i <= n[key]; i++) { v = arr[key, i]; if (v != "-" && v != "") m[++c] = v + 0 }
+      return c ? med(m, c) : "-" }
+    function rng(key,   i, lo, hi) { lo = hi = r[key, 1]; for (i = 2; i <= n[key]; i++) { if (r[key, i] < lo) lo = r[key, i]; if (r[key, i] > hi) hi = r[key, i] }
+      return n[key] > 1 ? sprintf("%d–%d", lo, hi) : "" }
+    function fmtlat(key,   a, b) { a = stat(key, p50); b = stat(key, p99); if (a == "-") return "-"; return sprintf("%.2f/%.2f", a, b) }
+    END {
+      printf "%-18s %4s %10s %-15s %10s %-15s %7s  %-13s %-13s %8s\n", "workload", "runs", "raftmq", "(min–max)", "nats", "(min–max)", "ratio", "raftmq p50/99", "nats p50/99", "cpu s/M"
+      for (i = 1; i <= nw; i++) {
+        w = order[i]; o = "raftmq" SUBSEP w; t = "nats" SUBSEP w
+        om = n[o] ? stat(o, r) : 0; tm = n[t] ? stat(t, r) : 0
+        ratio = (tm > 0 && om > 0) ? sprintf("%.2fx", om / tm) : "-"
+        printf "%-18s %4d %10d %-15s %10s %-15s %7s  %-13s %-13s %8s\n", w, n[o], om, rng(o), n[t] ? sprintf("%d", tm) : "-", n[t] ? rng(t) : "", ratio,
+          n[o] ? fmtlat(o) : "-", n[t] ? fmtlat(t) : "-", n[o] ? stat(o, cpu) : "-"
+      }
+    }' "$OUT/results.txt"
+}
+echo
+echo "== summary: medians over rounds (1 KiB unless -64k; raftmq SYNC_FLUSH vs NATS JetStream sync_interval always;"
+echo "   sync: raftmq 16 clients for $SYNC_DURATION, NATS its fixed 20000; latency ms; cpu s/M = broker CPU seconds per million messages)"
+summarize | tee -a "$OUT/summary.txt"
 # fieldof FILE LINE NAME: NAME=value on line LINE of FILE.
 fieldof() { sed -n "$2p" "$1" | grep -o "$3=[^ ]*" | head -1 | cut -d= -f2; }
-field() { fieldof "$OUT/raftmq.log" "$@"; }
-mapfile -t OURS < <(grep -n '^raftmq-bench ' "$OUT/raftmq.log" | head -3 | cut -d: -f1)
-# theirs: the msgs/sec of each stats line, and P50/P99 of each latency line (us)
-mapfile -t RATE < <(grep -E 'aggregated stats|consumer.*stats:' "$OUT/nats.log" | grep -oE '[0-9,]+ msgs/sec' | tr -d , | cut -d' ' -f1)
-mapfile -t LAT < <(grep 'latencies per operation' "$OUT/nats.log" | sed -E 's/.*P50 ([0-9,.]+)us.*P99 ([0-9,.]+)us.*/\1 \2/' | tr -d ,)
-names=("async produce 4 clients" "sync produce 16 clients" "consume backlog")
-echo
-echo "== summary (1 KiB messages; raftmq SYNC_FLUSH vs NATS JetStream sync_interval always; latency p50/p99 in ms)"
-printf '%-26s %12s %12s %7s   %-17s %-17s\n' workload raftmq_msg/s nats_msg/s ratio raftmq_p50/p99 nats_p50/p99
-for k in 0 1 2; do
-  line=${OURS[$k]:-}
-  ours=$( [ -n "$line" ] && field "$line" msgs_per_sec || echo 0)
-  theirs=${RATE[$k]:-0}
-  ratio=$(awk -v a="$ours" -v b="$theirs" 'BEGIN { if (b > 0) printf "%.2fx", a / b; else print "-" }')
-  ol="-"; tl="-"
-  if [ "$k" -lt 2 ] && [ -n "$line" ]; then ol="$(field "$line" p50_ms)/$(field "$line" p99_ms)"; fi
-  if [ "$k" -lt 2 ] && [ -n "${LAT[$k]:-}" ]; then tl=$(awk -v s="${LAT[$k]}" 'BEGIN { split(s, a, " "); printf "%.3f/%.3f", a[1] / 1000, a[2] / 1000 }'); fi
-  printf '%-26s %12s %12s %7s   %-17s %-17s\n' "${names[$k]}" "$ours" "$theirs" "$ratio" "$ol" "$tl" | tee -a "$OUT/summary.txt"
-done
 # rate FILE N: msg/s of the N-th raftmq-bench line of FILE.
 rate() { grep '^raftmq-bench ' "$1" | fieldof /dev/stdin "$2" msgs_per_sec; }
-sync_rate=${OURS[1]:+$(field "${OURS[1]}" msgs_per_sec)}
+sync_rate=$(grep '^result system=raftmq workload=sync ' "$OUT/results.txt" | grep -o 'msgs_per_sec=[0-9]*' | cut -d= -f2 | sort -n | awk '{ v[NR] = $1 } END { print NR ? v[int((NR + 1) / 2)] : 0 }')
 echo
 echo "== semantics (raftmq only, same run)"
 printf '%-40s %12s %12s %7s\n' comparison msg/s baseline ratio | tee -a "$OUT/summary.txt"
