@@ -203,8 +203,9 @@ func TestGroupSubscriptionCommands(t *testing.T) {
 }
 
 // TestGroupCloneAndSkip: skip-accumulated moves a group without consumers
-// to the end of the topic; clone-offset gives another group those offsets;
-// reset-offset --timestamp before the first message lands on offset 0.
+// to the end of the topic; clone-offset gives another group those offsets,
+// and a running consumer of that group restarts from them; reset-offset
+// --timestamp before the first message lands on offset 0.
 func TestGroupCloneAndSkip(t *testing.T) {
 	g := startCLIGroup(t, "cli-clone")
 	ns := g.NSAddr
@@ -257,12 +258,26 @@ func TestGroupCloneAndSkip(t *testing.T) {
 	if off := progress("cli-dst"); off != 7 {
 		t.Fatalf("cli-dst moved to %d with cli-src's reset", off)
 	}
-	// The other group's offsets are not the source's any more: a second
-	// clone copies the new ones.
+	// A running consumer of the destination (at 7, nothing to consume)
+	// restarts from the offsets a second clone copies.
+	d := &deliveries{count: map[int64]int{}, store: map[int64]int64{}}
+	pc := startTestConsumer(t, g, "cli-dst", "cli-clone", d.handler)
+	g.Eventually(10*time.Second, func() error {
+		for _, q := range pc.Assignment() {
+			if q.Topic == "cli-clone" {
+				return nil
+			}
+		}
+		return fmt.Errorf("assignment %v", pc.Assignment())
+	})
+	if n, _ := d.snapshot(); len(n) != 0 {
+		t.Fatalf("cli-dst at offset 7 consumed %v", n)
+	}
 	runJSON(t, &reset, "group", "clone-offset", "-n", ns, "-s", "cli-src", "-d", "cli-dst", "-t", "cli-clone")
-	if len(reset) != 1 || reset[0].Offset != 0 || progress("cli-dst") != 0 {
+	if len(reset) != 1 || reset[0].Offset != 0 {
 		t.Fatalf("second clone: %+v", reset)
 	}
+	g.Eventually(20*time.Second, func() error { return d.atLeast(0, 7, 1) })
 	// skip-accumulated moves a group forward from an offset it has.
 	runJSON(t, &skipped, "group", "skip-accumulated", "-n", ns, "-g", "cli-src", "-t", "cli-clone")
 	if len(skipped) != 1 || skipped[0].Offset != 7 || progress("cli-src") != 7 {
