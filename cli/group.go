@@ -46,7 +46,7 @@ func groupCommand() *ucli.Command {
 			},
 			{
 				Name:  "progress",
-				Usage: "per queue: broker max offset, the group's committed offset and the lag",
+				Usage: "per queue: broker max offset, the group's committed offset (- if none) and the lag, asked queue by queue (mqadmin consumerProgress without a running consumer)",
 				Flags: []ucli.Flag{namesrvFlag(), groupFlag(),
 					&ucli.StringSliceFlag{Name: "topic", Aliases: []string{"t"}, Usage: "only these topics (default all with an offset)"},
 					outputFlag()},
@@ -71,7 +71,7 @@ func groupCommand() *ucli.Command {
 				Usage: "move the group's offsets of a topic to a time, the earliest or the latest message, through the broker, " +
 					"so running consumers restart there too (mqadmin resetOffsetByTime)",
 				Flags: []ucli.Flag{namesrvFlag(), groupFlag(), topicFlag(),
-					&ucli.StringFlag{Name: "timestamp", Aliases: []string{"s"}, Usage: "first message stored at or after this time: RFC3339 (2026-01-02T15:04:05Z) or unix milliseconds"},
+					&ucli.StringFlag{Name: "timestamp", Aliases: []string{"s"}, Usage: "first message stored at or after this time: RFC3339 (2026-01-02T15:04:05Z), unix milliseconds, mqadmin's 2026-01-02#15:04:05:000 (local time) or now"},
 					&ucli.StringFlag{Name: "to", Usage: "earliest (first stored message) or latest (skip everything stored)"},
 					outputFlag(), progressFlag()},
 				Action: withAdmin(groupResetOffset),
@@ -429,7 +429,28 @@ func (l *lazyProgress) finish() {
 	}
 }
 
-// parseResetTime reads --timestamp: RFC3339 or unix milliseconds.
+// parseMQAdminTime reads mqadmin resetOffsetByTime's -s format,
+// yyyy-MM-dd#HH:mm:ss:SSS, in local time (Go layouts have no
+// milliseconds after a colon).
+func parseMQAdminTime(s string) (time.Time, bool) {
+	i := strings.LastIndexByte(s, ':')
+	if i < 0 {
+		return time.Time{}, false
+	}
+	head, ms := s[:i], s[i+1:]
+	n, err := strconv.Atoi(ms)
+	if len(ms) != 3 || err != nil {
+		return time.Time{}, false
+	}
+	t, err := time.ParseInLocation("2006-01-02#15:04:05", head, time.Local)
+	if err != nil {
+		return time.Time{}, false
+	}
+	return t.Add(time.Duration(n) * time.Millisecond), true
+}
+
+// parseResetTime reads --timestamp: RFC3339, unix milliseconds, mqadmin's
+// yyyy-MM-dd#HH:mm:ss:SSS (local time) or "now".
 func parseResetTime(s string) (time.Time, error) {
 	if ms, err := strconv.ParseInt(s, 10, 64); err == nil {
 		if ms < 0 {
@@ -437,11 +458,17 @@ func parseResetTime(s string) (time.Time, error) {
 		}
 		return time.UnixMilli(ms), nil
 	}
-	t, err := time.Parse(time.RFC3339, s)
-	if err != nil {
-		return time.Time{}, fmt.Errorf("--timestamp %q is neither RFC3339 (2006-01-02T15:04:05Z07:00) nor unix milliseconds", s)
+	if strings.EqualFold(s, "now") {
+		return time.Now(), nil
 	}
-	return t, nil
+	if t, err := time.Parse(time.RFC3339, s); err == nil {
+		return t, nil
+	}
+	if t, ok := parseMQAdminTime(s); ok {
+		return t, nil
+	}
+	return time.Time{}, fmt.Errorf("--timestamp %q is neither RFC3339 (2006-01-02T15:04:05Z07:00), unix milliseconds, "+
+		"mqadmin's yyyy-MM-dd#HH:mm:ss:SSS nor now", s)
 }
 
 func groupResetOffset(ctx context.Context, c *ucli.Context, a *client.Admin) error {
@@ -462,7 +489,7 @@ func groupResetOffset(ctx context.Context, c *ucli.Context, a *client.Admin) err
 	case to != "":
 		return fmt.Errorf("unknown --to %q (want earliest or latest)", c.String("to"))
 	default:
-		return errors.New("give --timestamp (RFC3339 or unix ms) or --to earliest|latest")
+		return errors.New("give --timestamp (RFC3339, unix ms, yyyy-MM-dd#HH:mm:ss:SSS or now) or --to earliest|latest")
 	}
 	lp := &lazyProgress{c: c, label: "reset-offset"}
 	r.Progress = func(done, total int, broker string) { lp.report(done, total, broker) }

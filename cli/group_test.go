@@ -525,3 +525,25 @@ func (l *logLines) has(parts ...string) error {
 	}
 	return fmt.Errorf("no log line with %q", parts)
 }
+
+// TestGroupParseResetTime: --timestamp takes RFC3339, unix ms, mqadmin's
+// format in local time and now.
+func TestGroupParseResetTime(t *testing.T) {
+	want := time.Date(2026, 1, 2, 15, 4, 5, 123e6, time.UTC)
+	for _, s := range []string{"2026-01-02T15:04:05.123Z", "2026-01-02T16:04:05.123+01:00", strconv.FormatInt(want.UnixMilli(), 10),
+		want.In(time.Local).Format("2006-01-02#15:04:05") + ":123"} {
+		got, err := parseResetTime(s)
+		if err != nil || !got.Equal(want) {
+			t.Errorf("parseResetTime(%q) = %v, %v; want %v", s, got, err, want)
+		}
+	}
+	before := time.Now()
+	if got, err := parseResetTime("NOW"); err != nil || got.Before(before) || time.Since(got) > time.Minute {
+		t.Errorf("parseResetTime(now) = %v, %v", got, err)
+	}
+	for _, s := range []string{"", "2026-01-02", "2026-01-02#15:04:05", "2026-01-02#15:04:05:12", "tomorrow"} {
+		if _, err := parseResetTime(s); err == nil {
+			t.Errorf("parseResetTime(%q) succeeded", s)
+		}
+	}
+}
