@@ -406,6 +406,19 @@ func emitOffsets(c *ucli.Context, group string, offs []client.QueueOffset) error
 	})
 }
 
+// offsetsDone prints the offsets set, those set before a failure too (a
+// broker group that failed stops the work; earlier ones keep theirs),
+// and returns err.
+func offsetsDone(c *ucli.Context, group string, offs []client.QueueOffset, err error) error {
+	if err != nil && len(offs) == 0 {
+		return err
+	}
+	if perr := emitOffsets(c, group, offs); err == nil {
+		return perr
+	}
+	return fmt.Errorf("stopped after %d queue(s): %w", len(offs), err)
+}
+
 // lazyProgress is a stepProgress made at the first report, when the total
 // is known.
 type lazyProgress struct {
@@ -495,10 +508,7 @@ func groupResetOffset(ctx context.Context, c *ucli.Context, a *client.Admin) err
 	r.Progress = func(done, total int, broker string) { lp.report(done, total, broker) }
 	offs, err := a.ResetOffset(ctx, r)
 	lp.finish()
-	if err != nil {
-		return err
-	}
-	return emitOffsets(c, r.Group, offs)
+	return offsetsDone(c, r.Group, offs, err)
 }
 
 func groupCloneOffset(ctx context.Context, c *ucli.Context, a *client.Admin) error {
@@ -508,10 +518,7 @@ func groupCloneOffset(ctx context.Context, c *ucli.Context, a *client.Admin) err
 			lp.report(done, total, fmt.Sprintf("%s/%s/%d", q.Topic, q.BrokerName, q.QueueID))
 		})
 	lp.finish()
-	if err != nil {
-		return err
-	}
-	return emitOffsets(c, c.String("to-group"), offs)
+	return offsetsDone(c, c.String("to-group"), offs, err)
 }
 
 func groupSkipAccumulated(ctx context.Context, c *ucli.Context, a *client.Admin) error {
@@ -520,8 +527,5 @@ func groupSkipAccumulated(ctx context.Context, c *ucli.Context, a *client.Admin)
 		lp.report(done, total, broker)
 	})
 	lp.finish()
-	if err != nil {
-		return err
-	}
-	return emitOffsets(c, c.String("group"), offs)
+	return offsetsDone(c, c.String("group"), offs, err)
 }
