@@ -258,6 +258,15 @@ func TestGroupCloneAndSkip(t *testing.T) {
 	if off := progress("cli-dst"); off != 7 {
 		t.Fatalf("cli-dst moved to %d with cli-src's reset", off)
 	}
+	// A time after the last message lands on the max offset; reset back.
+	runJSON(t, &reset, "group", "reset-offset", "-n", ns, "-g", "cli-src", "-t", "cli-clone", "--timestamp", "now")
+	if len(reset) != 1 || reset[0].Offset != 7 {
+		t.Fatalf("reset to now: %+v", reset)
+	}
+	runJSON(t, &reset, "group", "reset-offset", "-n", ns, "-g", "cli-src", "-t", "cli-clone", "--to", "earliest")
+	if len(reset) != 1 || reset[0].Offset != 0 {
+		t.Fatalf("reset to earliest: %+v", reset)
+	}
 	// A running consumer of the destination (at 7, nothing to consume)
 	// restarts from the offsets a second clone copies.
 	d := &deliveries{count: map[int64]int{}, store: map[int64]int64{}}
@@ -370,6 +379,10 @@ func TestGroupOffsetsWithRunningConsumer(t *testing.T) {
 	type offRow struct {
 		QueueID int32 `json:"queueId"`
 		Offset  int64 `json:"offset"`
+	}
+	table, _, err = run(t, "group", "stats", "-n", ns, "-g", group)
+	if err != nil || !strings.Contains(table, "LAST CONSUMED") || !strings.Contains(table, "consume TPS:") || !strings.Contains(table, "total lag: 0") {
+		t.Fatalf("stats table %q: %v", table, err)
 	}
 	var offs []offRow
 	runJSON(t, &offs, "group", "reset-offset", "-n", ns, "-g", group, "-t", topic, "--to", "earliest")
