@@ -39,7 +39,7 @@ func App(out, errOut io.Writer) *ucli.App {
 		}, withClientTLS(
 			topicCommand(),
 			clusterCommand(), raftCommand(),
-			groupCommand(), messageCommand(), sendCommand(), consumeCommand(),
+			groupCommand(), producerCommand(), messageCommand(), sendCommand(), consumeCommand(),
 			benchCommand(), aclCommand(), dashboardCommand(),
 		)...),
 	}

@@ -100,13 +100,18 @@ func (a *Admin) SetACLGlobalWhiteAddrs(ctx context.Context, cluster string, addr
 
 // eachGroup sends one write to every group of cluster.
 func (a *Admin) eachGroup(ctx context.Context, cluster string, code int16, ext map[string]string) ([]Placement, error) {
+	return a.eachGroupReq(ctx, cluster, func() *remoting.Command { return remoting.NewRequest(code, maps.Clone(ext), nil) })
+}
+
+// eachGroupReq sends the request mk makes to every group of cluster.
+func (a *Admin) eachGroupReq(ctx context.Context, cluster string, mk func() *remoting.Command) ([]Placement, error) {
 	ci, err := a.ClusterInfo(ctx)
 	if err != nil {
 		return nil, err
 	}
 	var out []Placement
 	for _, bd := range groups(ci, cluster, "") {
-		addr, err := a.callGroup(ctx, bd, func() *remoting.Command { return remoting.NewRequest(code, maps.Clone(ext), nil) })
+		addr, err := a.callGroup(ctx, bd, mk)
 		if err != nil {
 			return out, err
 		}

@@ -140,7 +140,8 @@ func extOffset(resp *remoting.Command) (int64, error) {
 // queue of topic to the first message stored at or after ts (the queue's
 // max offset if none), and returns the new offsets. Consumers of the group
 // that are running keep their in-memory offsets and commit them again:
-// stop them first.
+// stop them first, or use ResetOffset, which resets through the broker so
+// running consumers follow.
 func (a *Admin) ResetOffsetByTimestamp(ctx context.Context, group, topic string, ts time.Time) (map[MessageQueue]int64, error) {
 	rd, err := a.Route(ctx, topic)
 	if err != nil {
