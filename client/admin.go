@@ -195,6 +195,9 @@ func (a *Admin) callGroup(ctx context.Context, bd protocol.BrokerData, mk func()
 	return addr, err
 }
 
+// callGroupResp is callGroup returning the answer too; a failure answer
+// (an *Error) comes back with its command, so callers can read its header
+// (PULL_MESSAGE's nextBeginOffset).
 func (a *Admin) callGroupResp(ctx context.Context, bd protocol.BrokerData, mk func() *remoting.Command) (*remoting.Command, string, error) {
 	addrs := brokerAddrs(bd)
 	if len(addrs) == 0 {
@@ -207,7 +210,7 @@ func (a *Admin) callGroupResp(ctx context.Context, bd protocol.BrokerData, mk fu
 			return resp, addr, nil
 		}
 		if !isFailover(err) || ctx.Err() != nil {
-			return nil, addr, err
+			return resp, addr, err
 		}
 		errs = append(errs, err)
 	}
