@@ -332,7 +332,7 @@ func messagePrint(ctx context.Context, c *ucli.Context, a *client.Admin) error {
 	case c.Int("max") < 0:
 		return fmt.Errorf("--max %d is negative", c.Int("max"))
 	}
-	begin, end, err := timeRange(c, time.Time{})
+	begin, end, err := timeRange(c, time.UnixMilli(0))
 	if err != nil {
 		return err
 	}

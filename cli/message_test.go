@@ -227,6 +227,17 @@ func TestMessagePrint(t *testing.T) {
 		t.Fatalf("time range [%d,%d]: %v, want %v", lo, hi, bodies(got), inRange)
 	}
 
+	var upTo []string
+	for _, m := range all {
+		if m.StoreTimestamp <= lo {
+			upTo = append(upTo, m.Body)
+		}
+	}
+	runJSON(t, &got, "message", "print", "-n", g.NSAddr, "-t", "cli-print", "--end", time.UnixMilli(lo).UTC().Format(time.RFC3339Nano), "-o", "json")
+	if !slices.Equal(bodies(got), upTo) || !slices.Contains(upTo, "p0") || slices.Contains(upTo, "p9") {
+		t.Fatalf("--end %d only: %v, want %v", lo, bodies(got), upTo)
+	}
+
 	for _, tc := range []struct {
 		name string
 		args []string
