@@ -49,9 +49,25 @@ func (a *Admin) QueryMessageByUniqueKey(ctx context.Context, topic, msgID string
 	if err != nil {
 		return nil, err
 	}
-	h := protocol.QueryMessageHeader{Topic: topic, Key: msgID, MaxNum: 32, BeginTimestamp: begin.UnixMilli(),
-		EndTimestamp: end.UnixMilli(), UniqueKey: true}
-	return a.queryEveryGroup(ctx, topic, h.Ext(), func(m *message.MessageExt) bool { return m.UniqKey() == msgID })
+	return a.queryEveryGroup(ctx, topic, uniqueQueryHeader(topic, msgID, begin, end), func(m *message.MessageExt) bool {
+		return m.UniqKey() == msgID
+	})
+}
+
+// uniqueQueryHeader is QUERY_MESSAGE's header of a unique-key lookup:
+// _UNIQUE_KEY_QUERY set, 32 at most (the broker's cap for it).
+func uniqueQueryHeader(topic, msgID string, begin, end time.Time) map[string]string {
+	return protocol.QueryMessageHeader{Topic: topic, Key: msgID, MaxNum: 32, BeginTimestamp: begin.UnixMilli(),
+		EndTimestamp: end.UnixMilli(), UniqueKey: true}.Ext()
+}
+
+// adminPullHeader is the PULL_MESSAGE header of an admin read: n messages
+// of q from offset as AdminPullGroup, every tag, no long polling, no
+// commit.
+func adminPullHeader(q MessageQueue, offset int64, n int) map[string]string {
+	return protocol.PullMessageHeader{ConsumerGroup: AdminPullGroup, Topic: q.Topic, QueueID: q.QueueID, QueueOffset: offset,
+		MaxMsgNums: int32(n), SysFlag: protocol.PullFlagSubscription, Subscription: protocol.SubAll,
+		ExpressionType: protocol.ExprTag, BrokerName: q.BrokerName}.Ext()
 }
 
 // queryRange checks a lookup's time range and turns a zero end into now.
@@ -193,11 +209,8 @@ func (a *Admin) queueGroup(ctx context.Context, q MessageQueue) (protocol.Broker
 // no-message answers (PULL_NOT_FOUND, PULL_RETRY_IMMEDIATELY,
 // PULL_OFFSET_MOVED) come back with their code and a nil error.
 func (a *Admin) pullAt(ctx context.Context, bd protocol.BrokerData, q MessageQueue, offset int64, n int) ([]*message.MessageExt, int64, int16, error) {
-	h := protocol.PullMessageHeader{ConsumerGroup: AdminPullGroup, Topic: q.Topic, QueueID: q.QueueID, QueueOffset: offset,
-		MaxMsgNums: int32(n), SysFlag: protocol.PullFlagSubscription, Subscription: protocol.SubAll,
-		ExpressionType: protocol.ExprTag, BrokerName: q.BrokerName}
 	resp, addr, err := a.callGroupResp(ctx, bd, func() *remoting.Command {
-		return remoting.NewRequest(remoting.ReqPullMessage, h.Ext(), nil)
+		return remoting.NewRequest(remoting.ReqPullMessage, adminPullHeader(q, offset, n), nil)
 	})
 	var e *Error
 	if errors.As(err, &e) && resp != nil {
