@@ -35,7 +35,7 @@ func messageCommand() *ucli.Command {
 				Flags: []ucli.Flag{namesrvFlag(), topicFlag(),
 					&ucli.StringFlag{Name: "key", Aliases: []string{"k"}, Usage: "a key the message was sent with (KEYS)"},
 					&ucli.StringFlag{Name: "unique-key", Aliases: []string{"u"}, Usage: "the message's unique key (UNIQ_KEY, the msgId send prints)"},
-					&ucli.DurationFlag{Name: "since", Value: 72 * time.Hour, Usage: "how far back to look when --begin is not given"},
+					&ucli.DurationFlag{Name: "since", Value: 72 * time.Hour, Usage: "how far back from --end (default now) to look when --begin is not given"},
 					beginFlag(), endFlag(),
 					&ucli.IntFlag{Name: "max", Value: 32, Usage: "at most this many per broker group (key queries)"},
 					bodyFormatFlag(), outputFlag()},
@@ -109,18 +109,20 @@ func parseTime(flag, v string) (time.Time, error) {
 	return t, nil
 }
 
-// timeRange is the --begin/--end range of a command; an unset --begin is
-// def (zero: the beginning of time), an unset --end is zero (now).
-func timeRange(c *ucli.Context, def time.Time) (time.Time, time.Time, error) {
-	begin, end := def, time.Time{}
+// timeRange is the --begin/--end range of a command; an unset --end is
+// zero (now), an unset --begin is what def makes of the end (now when
+// --end is unset).
+func timeRange(c *ucli.Context, def func(end time.Time) time.Time) (time.Time, time.Time, error) {
+	var begin, end time.Time
 	var err error
-	if c.IsSet("begin") {
-		if begin, err = parseTime("begin", c.String("begin")); err != nil {
+	if c.IsSet("end") {
+		if end, err = parseTime("end", c.String("end")); err != nil {
 			return begin, end, err
 		}
 	}
-	if c.IsSet("end") {
-		if end, err = parseTime("end", c.String("end")); err != nil {
+	begin = def(cmpTime(end))
+	if c.IsSet("begin") {
+		if begin, err = parseTime("begin", c.String("begin")); err != nil {
 			return begin, end, err
 		}
 	}
@@ -209,7 +211,7 @@ func messageQuery(ctx context.Context, c *ucli.Context, a *client.Admin) error {
 	if _, err := jsonOutput(c); err != nil {
 		return err
 	}
-	begin, end, err := timeRange(c, time.Now().Add(-c.Duration("since")))
+	begin, end, err := timeRange(c, func(end time.Time) time.Time { return end.Add(-c.Duration("since")) })
 	if err != nil {
 		return err
 	}
@@ -332,7 +334,7 @@ func messagePrint(ctx context.Context, c *ucli.Context, a *client.Admin) error {
 	case c.Int("max") < 0:
 		return fmt.Errorf("--max %d is negative", c.Int("max"))
 	}
-	begin, end, err := timeRange(c, time.UnixMilli(0))
+	begin, end, err := timeRange(c, func(time.Time) time.Time { return time.UnixMilli(0) })
 	if err != nil {
 		return err
 	}

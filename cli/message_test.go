@@ -85,6 +85,16 @@ func TestMessageQuery(t *testing.T) {
 		t.Fatalf("unique key query before the send: %v", err)
 	}
 
+	// --since counts back from --end.
+	runJSON(t, &got, "message", "query", "-n", g.NSAddr, "-t", "cli-query", "-k", "k2", "--end", ms(after), "--since", "1m", "-o", "json")
+	if !slices.Equal(bodies(got), []string{"beta"}) {
+		t.Fatalf("key query --since 1m before --end: %+v", got)
+	}
+	_, _, err = run(t, "message", "query", "-n", g.NSAddr, "-t", "cli-query", "-k", "k2", "--end", ms(before.Add(-100*time.Hour)))
+	if err == nil || !strings.Contains(err.Error(), "no message") {
+		t.Fatalf("key query --end 100h before the send: %v", err)
+	}
+
 	// message trace --output json: a trace record written under the
 	// message's id to a trace topic comes back in lowerCamel.
 	if _, _, err := run(t, "topic", "create", "-n", g.NSAddr, "-t", "cli-trace", "-q", "1"); err != nil {
