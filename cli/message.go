@@ -398,8 +398,10 @@ func printQueues(ctx context.Context, c *ucli.Context, a *client.Admin) ([]clien
 	case c.String("broker") != "" && !brokers[c.String("broker")]:
 		return nil, fmt.Errorf("topic %s has no queues on broker group %s (it is on %s)", c.String("topic"), c.String("broker"),
 			strings.Join(slices.Sorted(maps.Keys(brokers)), ", "))
-	case len(out) == 0:
+	case len(out) == 0 && c.Int("queue") >= 0:
 		return nil, fmt.Errorf("topic %s has no read queue %d", c.String("topic"), c.Int("queue"))
+	case len(out) == 0:
+		return nil, fmt.Errorf("topic %s has no readable queue (is its perm write-only?)", c.String("topic"))
 	}
 	return out, nil
 }

@@ -178,6 +178,10 @@ func TestMessageView(t *testing.T) {
 	if err == nil || !strings.Contains(err.Error(), "NO_PERMISSION (16)") || !strings.Contains(err.Error(), "PULL_MESSAGE") {
 		t.Fatalf("view of a write-only topic: %v", err)
 	}
+	_, _, err = run(t, "message", "print", "-n", g.NSAddr, "-t", "cli-view")
+	if err == nil || !strings.Contains(err.Error(), "no readable queue") {
+		t.Fatalf("print of a write-only topic: %v", err)
+	}
 }
 
 // TestMessagePrint: print gives a queue's offset range exactly and in
