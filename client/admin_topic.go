@@ -86,13 +86,9 @@ func (a *Admin) SetTopicPerm(ctx context.Context, topic string, perm int) ([]Pla
 	}
 	var out []Placement
 	for _, bd := range sortedBrokers(rd) {
-		var w protocol.TopicConfigWrapper
-		if err := a.groupJSON(ctx, bd, remoting.ReqGetAllTopicConfig, &w); err != nil {
+		tc, err := a.topicConfig(ctx, bd, topic)
+		if err != nil {
 			return out, err
-		}
-		tc, ok := w.TopicConfigTable[topic]
-		if !ok {
-			return out, fmt.Errorf("%w: %s has no topic %s (its route is stale)", ErrNoRoute, bd.BrokerName, topic)
 		}
 		ext := protocol.CreateTopicHeader{Topic: topic, DefaultTopic: protocol.DefaultTopic, ReadQueueNums: tc.ReadQueueNums,
 			WriteQueueNums: tc.WriteQueueNums, Perm: int32(perm), TopicFilterType: cmp.Or(tc.TopicFilterType, protocol.FilterSingleTag),
@@ -106,4 +102,17 @@ func (a *Admin) SetTopicPerm(ctx context.Context, topic string, perm int) ([]Pla
 		out = append(out, Placement{BrokerName: bd.BrokerName, Addr: addr})
 	}
 	return out, nil
+}
+
+// topicConfig reads topic's config from bd's GET_ALL_TOPIC_CONFIG.
+func (a *Admin) topicConfig(ctx context.Context, bd protocol.BrokerData, topic string) (protocol.TopicConfig, error) {
+	var w protocol.TopicConfigWrapper
+	if err := a.groupJSON(ctx, bd, remoting.ReqGetAllTopicConfig, &w); err != nil {
+		return protocol.TopicConfig{}, err
+	}
+	tc, ok := w.TopicConfigTable[topic]
+	if !ok {
+		return tc, fmt.Errorf("%w: %s has no topic %s (its route is stale)", ErrNoRoute, bd.BrokerName, topic)
+	}
+	return tc, nil
 }

@@ -134,7 +134,8 @@ func TestAdminTopicStatsAndScan(t *testing.T) {
 }
 
 // TestAdminSetTopicPerm: SetTopicPerm changes only the permission, the
-// queue counts stay; an invalid perm is refused before anything is sent.
+// queue counts and order flag stay (and ExtendTopic keeps the order flag);
+// an invalid perm is refused before anything is sent.
 func TestAdminSetTopicPerm(t *testing.T) {
 	g := brokertest.Start(t, brokertest.Options{})
 	a := startAdmin(t, g)
@@ -164,6 +165,17 @@ func TestAdminSetTopicPerm(t *testing.T) {
 		if tc := w.TopicConfigTable[topic]; tc.Perm != int32(perm) || !tc.Order || tc.ReadQueueNums != 5 {
 			t.Fatalf("topic config after perm %d: %+v", perm, tc)
 		}
+	}
+	// ExtendTopic copies the order flag too (the route has none).
+	if _, err := a.ExtendTopic(ctx, topic, "broker-a"); err != nil {
+		t.Fatal(err)
+	}
+	rd, err := a.Route(ctx, topic)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if tc, err := a.topicConfig(ctx, rd.BrokerDatas[0], topic); err != nil || !tc.Order || tc.ReadQueueNums != 5 || tc.Perm != 6 {
+		t.Fatalf("topic config after ExtendTopic: %+v %v", tc, err)
 	}
 	for _, bad := range []int{0, 1, 3, 5, 7, 8} {
 		if _, err := a.SetTopicPerm(ctx, topic, bad); !errors.Is(err, ErrInvalidOption) {
