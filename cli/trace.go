@@ -15,11 +15,16 @@ import (
 )
 
 func messageTrace(ctx context.Context, c *ucli.Context, a *client.Admin) error {
+	if _, err := jsonOutput(c); err != nil {
+		return err
+	}
 	tr, err := a.QueryTrace(ctx, c.String("trace-topic"), c.String("id"), time.Now().Add(-c.Duration("since")), time.Time{})
 	if err != nil {
 		return err
 	}
-	printTrace(c.App.Writer, tr)
+	if err := emit(c, toTraceJSON(tr), func() error { printTrace(c.App.Writer, tr); return nil }); err != nil {
+		return err
+	}
 	if len(tr.Records) == 0 {
 		return fmt.Errorf("no trace records of message %s in %s (is the clients' trace hook on?)", tr.MsgID, c.String("trace-topic"))
 	}
@@ -92,4 +97,51 @@ func dash(s string) string {
 		return "-"
 	}
 	return s
+}
+
+// traceJSON is the JSON form of message trace.
+type traceJSON struct {
+	MsgID       string            `json:"msgId"`
+	Records     []traceRecordJSON `json:"records"`
+	Undecodable int               `json:"undecodable"`
+}
+
+// traceRecordJSON is one record of traceJSON, the fields of
+// protocol.TraceRecord in lowerCamel; event is the table's name of its
+// type (sent, delivered, consumed, transaction).
+type traceRecordJSON struct {
+	Type             string `json:"type"`
+	Event            string `json:"event"`
+	Timestamp        int64  `json:"timestamp"`
+	RegionID         string `json:"regionId"`
+	Group            string `json:"group"`
+	Topic            string `json:"topic"`
+	MsgID            string `json:"msgId"`
+	Tags             string `json:"tags"`
+	Keys             string `json:"keys"`
+	StoreHost        string `json:"storeHost"`
+	BodyLength       int    `json:"bodyLength"`
+	CostTime         int64  `json:"costTime"`
+	MsgType          int    `json:"msgType"`
+	OffsetMsgID      string `json:"offsetMsgId"`
+	Success          bool   `json:"success"`
+	ClientHost       string `json:"clientHost"`
+	RequestID        string `json:"requestId"`
+	RetryTimes       int    `json:"retryTimes"`
+	ContextCode      int    `json:"contextCode"`
+	TransactionID    string `json:"transactionId,omitempty"`
+	TransactionState string `json:"transactionState,omitempty"`
+	FromCheck        bool   `json:"fromCheck,omitempty"`
+}
+
+func toTraceJSON(tr *client.Trace) traceJSON {
+	out := traceJSON{MsgID: tr.MsgID, Records: make([]traceRecordJSON, 0, len(tr.Records)), Undecodable: tr.Undecodable}
+	for _, r := range tr.Records {
+		out.Records = append(out.Records, traceRecordJSON{Type: string(r.Type), Event: traceEvent(r.Type), Timestamp: r.Timestamp,
+			RegionID: r.RegionID, Group: r.Group, Topic: r.Topic, MsgID: r.MsgID, Tags: r.Tags, Keys: r.Keys, StoreHost: r.StoreHost,
+			BodyLength: r.BodyLength, CostTime: r.CostTime, MsgType: r.MsgType, OffsetMsgID: r.OffsetMsgID, Success: r.Success,
+			ClientHost: r.ClientHost, RequestID: r.RequestID, RetryTimes: r.RetryTimes, ContextCode: r.ContextCode,
+			TransactionID: r.TransactionID, TransactionState: r.TransactionState, FromCheck: r.FromCheck})
+	}
+	return out
 }

@@ -123,17 +123,24 @@ func namedGroups(ci *protocol.ClusterInfo, cluster string, names []string) ([]pr
 }
 
 // ExtendTopic creates an existing topic on more broker groups, with the
-// queue count, permission and order flag it has now (read from its
-// route), so producers and consumers spread onto them at their next route
+// queue count, permission and order flag it has now (GET_ALL_TOPIC_CONFIG
+// of the first group of its route: the route itself carries no order
+// flag), so producers and consumers spread onto them at their next route
 // refresh.
 func (a *Admin) ExtendTopic(ctx context.Context, topic string, groups ...string) ([]Placement, error) {
 	rd, err := a.Route(ctx, topic)
 	if err != nil {
 		return nil, err
 	}
-	qd := rd.QueueDatas[0]
-	return a.CreateTopic(ctx, TopicConfig{Topic: topic, Queues: int(max(qd.ReadQueueNums, qd.WriteQueueNums)), Perm: int(qd.Perm),
-		Order: rd.OrderTopicConf != "", Groups: groups})
+	if len(rd.BrokerDatas) == 0 {
+		return nil, fmt.Errorf("%w: %s has no broker group", ErrNoRoute, topic)
+	}
+	tc, err := a.topicConfig(ctx, sortedBrokers(rd)[0], topic)
+	if err != nil {
+		return nil, err
+	}
+	return a.CreateTopic(ctx, TopicConfig{Topic: topic, Queues: int(max(tc.ReadQueueNums, tc.WriteQueueNums)), Perm: int(tc.Perm),
+		Order: tc.Order, Groups: groups})
 }
 
 // CreateTopic creates or updates a topic on every selected broker group
@@ -195,6 +202,9 @@ func (a *Admin) callGroup(ctx context.Context, bd protocol.BrokerData, mk func()
 	return addr, err
 }
 
+// callGroupResp is callGroup returning the answer too; a failure answer
+// (an *Error) comes back with its command, so callers can read its header
+// (PULL_MESSAGE's nextBeginOffset).
 func (a *Admin) callGroupResp(ctx context.Context, bd protocol.BrokerData, mk func() *remoting.Command) (*remoting.Command, string, error) {
 	addrs := brokerAddrs(bd)
 	if len(addrs) == 0 {
@@ -207,7 +217,7 @@ func (a *Admin) callGroupResp(ctx context.Context, bd protocol.BrokerData, mk fu
 			return resp, addr, nil
 		}
 		if !isFailover(err) || ctx.Err() != nil {
-			return nil, addr, err
+			return resp, addr, err
 		}
 		errs = append(errs, err)
 	}

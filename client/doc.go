@@ -187,8 +187,12 @@
 //
 // Admin creates, lists and deletes topics (on every group of a cluster or
 // one), reads routes, cluster and per-node runtime info, reports a consumer
-// group's lag per queue, resets its offsets to a timestamp, and looks
-// messages up by key (every group, exact key matches) or by offsetMsgId (the
-// store host, else its group mates). The raftmq CLI's admin commands are
-// built on it.
+// group's lag per queue, resets its offsets to a timestamp, reports each
+// queue's offsets and last store time (TopicStats), changes a topic's
+// permission keeping its queues (SetTopicPerm), and looks messages up by
+// key or unique key (every group, exact matches, in a store-time range), by
+// offsetMsgId (the store host, else its group mates) or by queue offset
+// (ViewMessageByQueueOffset). ScanQueue and ScanQueueByTime hand a queue's
+// offset or store-time range to a callback, pulled in batches. The raftmq
+// CLI's admin commands are built on it.
 package client

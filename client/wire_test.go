@@ -243,6 +243,11 @@ func TestSmallHeadersUnchanged(t *testing.T) {
 			"topicFilterType": "SINGLE_TAG", "topicSysFlag": "0", "order": "false"}},
 		"query message": {queryHeader("T", "k", begin, end, 0), map[string]string{"topic": "T", "key": "k",
 			"maxNum": "32", "beginTimestamp": "1000", "endTimestamp": "2000"}},
+		"query unique key": {uniqueQueryHeader("T", "UNIQ", begin, end), map[string]string{"topic": "T", "key": "UNIQ",
+			"maxNum": "32", "beginTimestamp": "1000", "endTimestamp": "2000", "_UNIQUE_KEY_QUERY": "true"}},
+		"admin pull": {adminPullHeader(q, 7, 1), map[string]string{"consumerGroup": "TOOLS_CONSUMER", "topic": "T",
+			"queueId": "5", "queueOffset": "7", "maxMsgNums": "1", "sysFlag": "4", "commitOffset": "0",
+			"suspendTimeoutMillis": "0", "subscription": "*", "subVersion": "0", "expressionType": "TAG", "bname": "broker-a"}},
 	} {
 		if !maps.Equal(c.got, c.want) {
 			t.Errorf("%s header\n got %v\nwant %v", name, c.got, c.want)
