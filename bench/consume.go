@@ -17,7 +17,7 @@ import (
 type consumers struct {
 	cs    []*client.PullConsumer
 	push  *client.PushConsumer // e2e with Config.Push, instead of cs
-	hist  *Histogram // e2e latency when the bodies are stamped
+	hist  *Histogram           // e2e latency when the bodies are stamped
 	stamp bool
 	got   atomic.Uint64
 	bytes atomic.Uint64

@@ -13,8 +13,8 @@ import (
 	"github.com/raftmq/raftmq/protocol"
 )
 
-// runJSON runs a command with --output json and decodes its output.
-func runJSON(t *testing.T, v any, args ...string) error {
+// tryJSON runs a command with --output json and decodes its output.
+func tryJSON(t *testing.T, v any, args ...string) error {
 	t.Helper()
 	out, _, err := run(t, append(args, "--output", "json")...)
 	if err != nil {
@@ -37,7 +37,7 @@ func TestClusterListStatusAndBrokerConfig(t *testing.T) {
 	var rows []nodeRow
 	g.Eventually(10*time.Second, func() error {
 		rows = nil
-		if err := runJSON(t, &rows, "cluster", "list", "-n", ns); err != nil {
+		if err := tryJSON(t, &rows, "cluster", "list", "-n", ns); err != nil {
 			return err
 		}
 		if len(rows) != 3 || rows[0].Role == "" {
@@ -58,7 +58,7 @@ func TestClusterListStatusAndBrokerConfig(t *testing.T) {
 		t.Fatalf("cluster list: %d leaders in %+v", leaders, rows)
 	}
 	var status []nodeRow
-	if err := runJSON(t, &status, "raft", "status", "-n", ns); err != nil || len(status) != 3 {
+	if err := tryJSON(t, &status, "raft", "status", "-n", ns); err != nil || len(status) != 3 {
 		t.Fatalf("raft status: %v %+v", err, status)
 	}
 	for _, r := range status {
@@ -72,7 +72,7 @@ func TestClusterListStatusAndBrokerConfig(t *testing.T) {
 	}
 
 	var cfgs []nodeConfig
-	if err := runJSON(t, &cfgs, "cluster", "broker-config", "get", "-n", ns, "-b", "broker-a", "-k", "brokerPermission"); err != nil {
+	if err := tryJSON(t, &cfgs, "cluster", "broker-config", "get", "-n", ns, "-b", "broker-a", "-k", "brokerPermission"); err != nil {
 		t.Fatal(err)
 	}
 	if len(cfgs) != 3 || cfgs[0].Settings["brokerPermission"] != "6" || len(cfgs[0].Settings) != 1 {
@@ -83,7 +83,7 @@ func TestClusterListStatusAndBrokerConfig(t *testing.T) {
 	}
 	g.Eventually(10*time.Second, func() error {
 		cfgs = nil
-		if err := runJSON(t, &cfgs, "cluster", "broker-config", "get", "-n", ns, "-k", "brokerPermission"); err != nil {
+		if err := tryJSON(t, &cfgs, "cluster", "broker-config", "get", "-n", ns, "-k", "brokerPermission"); err != nil {
 			return err
 		}
 		for _, c := range cfgs {
@@ -106,11 +106,11 @@ func TestClusterListStatusAndBrokerConfig(t *testing.T) {
 	}
 
 	var members []protocol.RaftMember
-	if err := runJSON(t, &members, "raft", "members", "-n", ns); err != nil || len(members) != 3 {
+	if err := tryJSON(t, &members, "raft", "members", "-n", ns); err != nil || len(members) != 3 {
 		t.Fatalf("raft members: %v %+v", err, members)
 	}
 	var snaps []client.Snapshot
-	if err := runJSON(t, &snaps, "raft", "snapshot", "-n", ns); err != nil || len(snaps) != 3 {
+	if err := tryJSON(t, &snaps, "raft", "snapshot", "-n", ns); err != nil || len(snaps) != 3 {
 		t.Fatalf("raft snapshot: %v %+v", err, snaps)
 	}
 	for _, s := range snaps {
@@ -120,7 +120,7 @@ func TestClusterListStatusAndBrokerConfig(t *testing.T) {
 	}
 	// A second snapshot of one node covers at least what the first did.
 	var again []client.Snapshot
-	if err := runJSON(t, &again, "raft", "snapshot", "-n", ns, "--addr", snaps[0].Addr); err != nil || len(again) != 1 {
+	if err := tryJSON(t, &again, "raft", "snapshot", "-n", ns, "--addr", snaps[0].Addr); err != nil || len(again) != 1 {
 		t.Fatalf("second snapshot: %v %+v", err, again)
 	}
 	if again[0].Index < snaps[0].Index || again[0].NodeID != snaps[0].NodeID {

@@ -23,19 +23,19 @@ func groupCommand() *ucli.Command {
 			{
 				Name:   "create",
 				Usage:  "create (or replace) a subscription group on every broker group of a cluster (mqadmin updateSubGroup)",
-				Flags:  append([]ucli.Flag{namesrvFlag(), groupFlag(), clusterFlag()}, subGroupFlags()...),
+				Flags:  append([]ucli.Flag{namesrvFlag(), groupFlag(), clusterFlag(), outputFlag()}, subGroupFlags()...),
 				Action: withAdmin(groupCreate),
 			},
 			{
 				Name:   "update",
 				Usage:  "change the given fields of an existing subscription group, keeping the others (mqadmin updateSubGroup)",
-				Flags:  append([]ucli.Flag{namesrvFlag(), groupFlag(), clusterFlag()}, subGroupFlags()...),
+				Flags:  append([]ucli.Flag{namesrvFlag(), groupFlag(), clusterFlag(), outputFlag()}, subGroupFlags()...),
 				Action: withAdmin(groupUpdate),
 			},
 			{
 				Name:   "delete",
 				Usage:  "delete a subscription group from every broker group of a cluster; its offsets stay (mqadmin deleteSubGroup)",
-				Flags:  []ucli.Flag{namesrvFlag(), groupFlag(), clusterFlag()},
+				Flags:  []ucli.Flag{namesrvFlag(), groupFlag(), clusterFlag(), outputFlag()},
 				Action: withAdmin(groupDelete),
 			},
 			{
@@ -174,18 +174,12 @@ func groupUpdate(ctx context.Context, c *ucli.Context, a *client.Admin) error {
 
 func putSubGroup(ctx context.Context, c *ucli.Context, a *client.Admin, cfg protocol.SubscriptionGroupConfig, verb string) error {
 	placed, err := a.CreateSubscriptionGroup(ctx, c.String("cluster"), cfg)
-	for _, p := range placed {
-		fmt.Fprintf(c.App.Writer, "%s subscription group %s on %s (%s)\n", verb, cfg.GroupName, p.BrokerName, p.Addr)
-	}
-	return err
+	return reportPlacements(c, verb+" subscription group "+cfg.GroupName, placed, err)
 }
 
 func groupDelete(ctx context.Context, c *ucli.Context, a *client.Admin) error {
 	placed, err := a.DeleteSubscriptionGroup(ctx, c.String("cluster"), c.String("group"))
-	for _, p := range placed {
-		fmt.Fprintf(c.App.Writer, "deleted subscription group %s from %s (%s)\n", c.String("group"), p.BrokerName, p.Addr)
-	}
-	return err
+	return reportPlacements(c, "deleted subscription group "+c.String("group"), placed, err)
 }
 
 // subGroupRow is one line of group list.

@@ -161,7 +161,7 @@ func TestGroupSubscriptionCommands(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !strings.Contains(out, "created subscription group cli-sg on ") {
+	if !strings.Contains(out, "created subscription group cli-sg in group broker-a") {
 		t.Fatalf("create printed %q", out)
 	}
 	find := func() map[string]any {
@@ -194,11 +194,16 @@ func TestGroupSubscriptionCommands(t *testing.T) {
 		t.Fatalf("table list %q: %v", table, err)
 	}
 	out, _, err = run(t, "group", "delete", "-n", ns, "-g", "cli-sg")
-	if err != nil || !strings.Contains(out, "deleted subscription group cli-sg from ") {
+	if err != nil || !strings.Contains(out, "deleted subscription group cli-sg in group broker-a") {
 		t.Fatalf("delete printed %q: %v", out, err)
 	}
 	if r := find(); r != nil {
 		t.Fatalf("cli-sg still listed after delete: %v", r)
+	}
+	var placed []client.Placement
+	runJSON(t, &placed, "group", "create", "-n", ns, "-g", "cli-sg2")
+	if len(placed) != 1 || placed[0].BrokerName != "broker-a" || placed[0].Addr == "" {
+		t.Fatalf("create --output json: %+v", placed)
 	}
 }
 

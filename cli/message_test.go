@@ -70,7 +70,7 @@ func TestMessageQuery(t *testing.T) {
 	}
 
 	ms := func(t time.Time) string { return fmt.Sprint(t.UnixMilli()) }
-	runJSON(t, &got, "message", "query", "-n", g.NSAddr, "-t", "cli-query", "-k", "k2",
+	decodeRun(t, &got, "message", "query", "-n", g.NSAddr, "-t", "cli-query", "-k", "k2",
 		"--begin", before.UTC().Format(time.RFC3339Nano), "--end", ms(after), "-o", "json")
 	if !slices.Equal(bodies(got), []string{"beta"}) {
 		t.Fatalf("key query in range: %+v", got)
@@ -86,7 +86,7 @@ func TestMessageQuery(t *testing.T) {
 	}
 
 	// --since counts back from --end.
-	runJSON(t, &got, "message", "query", "-n", g.NSAddr, "-t", "cli-query", "-k", "k2", "--end", ms(after), "--since", "1m", "-o", "json")
+	decodeRun(t, &got, "message", "query", "-n", g.NSAddr, "-t", "cli-query", "-k", "k2", "--end", ms(after), "--since", "1m", "-o", "json")
 	if !slices.Equal(bodies(got), []string{"beta"}) {
 		t.Fatalf("key query --since 1m before --end: %+v", got)
 	}
@@ -111,7 +111,7 @@ func TestMessageQuery(t *testing.T) {
 			CostTime                               int64 `json:"costTime"`
 		} `json:"records"`
 	}
-	runJSON(t, &tr, "message", "trace", "-n", g.NSAddr, "--id", id1, "--trace-topic", "cli-trace", "-o", "json")
+	decodeRun(t, &tr, "message", "trace", "-n", g.NSAddr, "--id", id1, "--trace-topic", "cli-trace", "-o", "json")
 	if tr.MsgID != id1 || len(tr.Records) != 1 || tr.Records[0].Event != "sent" || tr.Records[0].Group != "cli-pg" ||
 		tr.Records[0].OffsetMsgID != off1 || !tr.Records[0].Success || tr.Records[0].CostTime != 3 {
 		t.Fatalf("trace JSON: %+v", tr)
@@ -145,11 +145,11 @@ func TestMessageView(t *testing.T) {
 	id1, _ := sendCLI(t, g, "cli-view", "-b", "second", "--keys", "kv")
 
 	var m messageOut
-	runJSON(t, &m, "message", "view", "-n", g.NSAddr, "-t", "cli-view", "-b", "broker-a", "-q", "0", "--offset", "1", "-o", "json")
+	decodeRun(t, &m, "message", "view", "-n", g.NSAddr, "-t", "cli-view", "-b", "broker-a", "-q", "0", "--offset", "1", "-o", "json")
 	if m.Body != "second" || m.MsgID != id1 || m.QueueOffset != 1 || m.BrokerName != "broker-a" || !slices.Equal(m.Keys, []string{"kv"}) {
 		t.Fatalf("view offset 1: %+v", m)
 	}
-	runJSON(t, &m, "message", "view", "-n", g.NSAddr, "--id", off0, "-o", "json")
+	decodeRun(t, &m, "message", "view", "-n", g.NSAddr, "--id", off0, "-o", "json")
 	if m.Body != "first" || m.QueueOffset != 0 || m.OffsetMsgID != off0 || m.BrokerName != "broker-a" {
 		t.Fatalf("view by id: %+v", m)
 	}
@@ -196,7 +196,7 @@ func TestMessagePrint(t *testing.T) {
 		sendCLI(t, g, "cli-print", "-b", want[i])
 	}
 	var all []messageOut
-	runJSON(t, &all, "message", "print", "-n", g.NSAddr, "-t", "cli-print", "-o", "json")
+	decodeRun(t, &all, "message", "print", "-n", g.NSAddr, "-t", "cli-print", "-o", "json")
 	if !slices.Equal(bodies(all), want) {
 		t.Fatalf("print all: %v", bodies(all))
 	}
@@ -207,7 +207,7 @@ func TestMessagePrint(t *testing.T) {
 	}
 
 	var got []messageOut
-	runJSON(t, &got, "message", "print", "-n", g.NSAddr, "-t", "cli-print", "-b", "broker-a", "-q", "0",
+	decodeRun(t, &got, "message", "print", "-n", g.NSAddr, "-t", "cli-print", "-b", "broker-a", "-q", "0",
 		"--begin-offset", "2", "--end-offset", "5", "-o", "json")
 	if !slices.Equal(bodies(got), []string{"p2", "p3", "p4"}) {
 		t.Fatalf("offsets [2,5): %v", bodies(got))
@@ -218,7 +218,7 @@ func TestMessagePrint(t *testing.T) {
 		!strings.HasPrefix(lines[0], "broker-a#0 offset=8 ") {
 		t.Fatalf("table from offset 8: %q, %v", out, err)
 	}
-	runJSON(t, &got, "message", "print", "-n", g.NSAddr, "-t", "cli-print", "--max", "3", "-o", "json")
+	decodeRun(t, &got, "message", "print", "-n", g.NSAddr, "-t", "cli-print", "--max", "3", "-o", "json")
 	if !slices.Equal(bodies(got), want[:3]) {
 		t.Fatalf("--max 3: %v", bodies(got))
 	}
@@ -236,7 +236,7 @@ func TestMessagePrint(t *testing.T) {
 			inRange = append(inRange, m.Body)
 		}
 	}
-	runJSON(t, &got, "message", "print", "-n", g.NSAddr, "-t", "cli-print", "--begin", fmt.Sprint(lo), "--end", fmt.Sprint(hi), "-o", "json")
+	decodeRun(t, &got, "message", "print", "-n", g.NSAddr, "-t", "cli-print", "--begin", fmt.Sprint(lo), "--end", fmt.Sprint(hi), "-o", "json")
 	if !slices.Equal(bodies(got), inRange) || !slices.Contains(inRange, "p3") || !slices.Contains(inRange, "p6") {
 		t.Fatalf("time range [%d,%d]: %v, want %v", lo, hi, bodies(got), inRange)
 	}
@@ -247,7 +247,7 @@ func TestMessagePrint(t *testing.T) {
 			upTo = append(upTo, m.Body)
 		}
 	}
-	runJSON(t, &got, "message", "print", "-n", g.NSAddr, "-t", "cli-print", "--end", time.UnixMilli(lo).UTC().Format(time.RFC3339Nano), "-o", "json")
+	decodeRun(t, &got, "message", "print", "-n", g.NSAddr, "-t", "cli-print", "--end", time.UnixMilli(lo).UTC().Format(time.RFC3339Nano), "-o", "json")
 	if !slices.Equal(bodies(got), upTo) || !slices.Contains(upTo, "p0") || slices.Contains(upTo, "p9") {
 		t.Fatalf("--end %d only: %v, want %v", lo, bodies(got), upTo)
 	}

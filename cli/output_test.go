@@ -4,6 +4,8 @@ import (
 	"bytes"
 	"encoding/json"
 	"flag"
+	"io"
+	"slices"
 	"testing"
 
 	ucli "github.com/urfave/cli/v2"
@@ -46,5 +48,44 @@ func TestEmitJSONAndTable(t *testing.T) {
 	c, _ = outputContext(t, "yaml")
 	if err := emit(c, rows, func() error { return nil }); err == nil {
 		t.Fatal("unknown format accepted")
+	}
+}
+
+// TestEveryAdminCommandTakesOutput: every admin command (the topic,
+// cluster, raft, group, producer, message and acl trees) takes --output,
+// so scripts can ask any of them for JSON.
+func TestEveryAdminCommandTakesOutput(t *testing.T) {
+	admin := map[string]bool{"topic": true, "cluster": true, "raft": true, "group": true, "producer": true, "message": true, "acl": true}
+	var walk func(path string, cmds []*ucli.Command)
+	leaves := 0
+	walk = func(path string, cmds []*ucli.Command) {
+		for _, c := range cmds {
+			if c.Name == "help" {
+				continue
+			}
+			p := path + " " + c.Name
+			if len(c.Subcommands) > 0 {
+				walk(p, c.Subcommands)
+				continue
+			}
+			leaves++
+			has := false
+			for _, f := range c.Flags {
+				if slices.Contains(f.Names(), "output") {
+					has = true
+				}
+			}
+			if !has {
+				t.Errorf("%s has no --output", p)
+			}
+		}
+	}
+	for _, c := range App(io.Discard, io.Discard).Commands {
+		if admin[c.Name] {
+			walk("raftmq", []*ucli.Command{c})
+		}
+	}
+	if leaves < 40 {
+		t.Fatalf("only %d admin commands found", leaves)
 	}
 }

@@ -47,7 +47,9 @@ func sendCLI(t *testing.T, g *brokertest.Group, topic string, args ...string) (s
 	return id, offID
 }
 
-func runJSON(t *testing.T, v any, args ...string) {
+// decodeRun runs a command (its args name the output format) and decodes
+// its stdout.
+func decodeRun(t *testing.T, v any, args ...string) {
 	t.Helper()
 	out, _, err := run(t, args...)
 	if err != nil {
@@ -76,7 +78,7 @@ func TestTopicStatus(t *testing.T) {
 		sendCLI(t, g, "cli-status", "-b", fmt.Sprint("m", i))
 	}
 	var stats []queueStatsOut
-	runJSON(t, &stats, "topic", "status", "-n", g.NSAddr, "-t", "cli-status", "-o", "json")
+	decodeRun(t, &stats, "topic", "status", "-n", g.NSAddr, "-t", "cli-status", "-o", "json")
 	if len(stats) != 2 {
 		t.Fatalf("status has %d queues, want 2: %+v", len(stats), stats)
 	}
@@ -116,12 +118,12 @@ type placementOut struct {
 func TestTopicPerm(t *testing.T) {
 	g, leader := startTopic(t, "cli-perm", 3)
 	var placed []placementOut
-	runJSON(t, &placed, "topic", "perm", "-n", g.NSAddr, "-t", "cli-perm", "--perm", "4", "-o", "json")
+	decodeRun(t, &placed, "topic", "perm", "-n", g.NSAddr, "-t", "cli-perm", "--perm", "4", "-o", "json")
 	if len(placed) != 1 || placed[0].BrokerName != "broker-a" || placed[0].Perm != 4 || placed[0].Addr == "" || placed[0].Topic != "cli-perm" {
 		t.Fatalf("perm 4 placed %+v", placed)
 	}
 	var rd protocol.TopicRouteData
-	runJSON(t, &rd, "topic", "route", "-n", g.NSAddr, "-t", "cli-perm", "-o", "json")
+	decodeRun(t, &rd, "topic", "route", "-n", g.NSAddr, "-t", "cli-perm", "-o", "json")
 	if len(rd.QueueDatas) != 1 || rd.QueueDatas[0].Perm != 4 || rd.QueueDatas[0].ReadQueueNums != 3 || rd.QueueDatas[0].WriteQueueNums != 3 {
 		t.Fatalf("route after perm 4: %+v", rd.QueueDatas)
 	}
@@ -168,12 +170,12 @@ func TestTopicOutputJSON(t *testing.T) {
 		t.Fatalf("create printed %+v", placed)
 	}
 	placed = nil
-	runJSON(t, &placed, "topic", "update", "-n", g.NSAddr, "-t", "cli-json", "--add-group", "broker-a", "-o", "json")
+	decodeRun(t, &placed, "topic", "update", "-n", g.NSAddr, "-t", "cli-json", "--add-group", "broker-a", "-o", "json")
 	if len(placed) != 1 || placed[0].BrokerName != "broker-a" {
 		t.Fatalf("update printed %+v", placed)
 	}
 	var topics []string
-	runJSON(t, &topics, "topic", "list", "-n", g.NSAddr, "-o", "json")
+	decodeRun(t, &topics, "topic", "list", "-n", g.NSAddr, "-o", "json")
 	found := false
 	for _, tp := range topics {
 		found = found || tp == "cli-json"

@@ -4,8 +4,6 @@ import (
 	"cmp"
 	"context"
 	"fmt"
-	"slices"
-	"strings"
 
 	"github.com/raftmq/raftmq/protocol"
 	"github.com/raftmq/raftmq/remoting"
@@ -54,13 +52,6 @@ func (a *Admin) TopicStats(ctx context.Context, topic string) ([]TopicQueueStats
 		}
 	}
 	return out, nil
-}
-
-// sortedBrokers returns the broker groups of a route by name.
-func sortedBrokers(rd *protocol.TopicRouteData) []protocol.BrokerData {
-	bds := slices.Clone(rd.BrokerDatas)
-	slices.SortFunc(bds, func(x, y protocol.BrokerData) int { return strings.Compare(x.BrokerName, y.BrokerName) })
-	return bds
 }
 
 // ValidTopicPerm reports whether perm is one SetTopicPerm accepts: 2
