@@ -151,6 +151,9 @@ func TestDashboardInChromium(t *testing.T) {
 	if !strings.Contains(dom, fmt.Sprintf(`<strong id="total-lag">%d</strong>`, n)) || strings.Count(dom, "<tr><td>web-topic</td>") != 4 {
 		t.Fatalf("group page does not show lag %d over 4 queues:\n%s", n, dom)
 	}
+	if !strings.Contains(dom, `<p class="empty" id="no-connections">`) {
+		t.Fatalf("the group page does not say that no consumer is online:\n%s", dom)
+	}
 	if !strings.Contains(dom, `<input name="topic" list="group-topics" required="" value="web-topic">`) {
 		t.Fatalf("the reset form does not default to the lagging topic:\n%s", dom)
 	}

@@ -1,7 +1,6 @@
 package dashboard
 
 import (
-	"context"
 	"errors"
 	"fmt"
 	"maps"
@@ -10,6 +9,7 @@ import (
 	"time"
 
 	"github.com/raftmq/raftmq/client"
+	"github.com/raftmq/raftmq/remoting"
 )
 
 // groupsData is the consumer groups page.
@@ -39,6 +39,9 @@ type groupData struct {
 	Laggiest string
 	// Now is the reset form's default time.
 	Now string
+	// Conns are the group's online consumers (GET_CONSUMER_CONNECTION_LIST);
+	// nil when none is online.
+	Conns *client.ConsumerConnections
 }
 
 func (s *Server) groupPage(w http.ResponseWriter, r *http.Request) {
@@ -50,7 +53,11 @@ func (s *Server) groupPage(w http.ResponseWriter, r *http.Request) {
 		topics = []string{t}
 	}
 	prog, err := s.admin.ConsumerGroupProgress(ctx, group, topics...)
-	d := groupData{Group: group, Progress: prog, Now: formatTime(time.Now())}
+	conns, cerr := s.admin.ConsumerConnections(ctx, group)
+	if isNotOnline(cerr) {
+		conns, cerr = nil, nil
+	}
+	d := groupData{Group: group, Progress: prog, Now: formatTime(time.Now()), Conns: conns}
 	lag := map[string]int64{}
 	for _, p := range prog {
 		d.TotalLag += p.Lag
@@ -62,12 +69,20 @@ func (s *Server) groupPage(w http.ResponseWriter, r *http.Request) {
 			d.Laggiest = t
 		}
 	}
-	s.render(w, http.StatusOK, "group", view{Title: "Consumer group " + group, Nav: "groups", Errors: describeAll(err), Data: d})
+	s.render(w, http.StatusOK, "group", view{Title: "Consumer group " + group, Nav: "groups", Errors: describeAll(err, cerr), Data: d})
 }
 
-// resetOffsets resets the group's offsets of one topic: to every queue's
-// earliest or latest offset, or to the first message stored at or after a
-// time.
+// isNotOnline reports whether err is CONSUMER_NOT_ONLINE: no client of the
+// group is connected (not a failure for the page).
+func isNotOnline(err error) bool {
+	var ce *client.Error
+	return errors.As(err, &ce) && ce.Code == remoting.ResConsumerNotOnline
+}
+
+// resetOffsets resets the group's offsets of one topic through the broker
+// (INVOKE_BROKER_TO_RESET_OFFSET, so running consumers restart at them):
+// to every queue's earliest or latest offset, or to the first message
+// stored at or after a time.
 func (s *Server) resetOffsets(w http.ResponseWriter, r *http.Request) {
 	group, topic, to := r.PathValue("group"), r.PostFormValue("topic"), r.PostFormValue("to")
 	if topic == "" {
@@ -76,53 +91,38 @@ func (s *Server) resetOffsets(w http.ResponseWriter, r *http.Request) {
 	}
 	ctx, cancel := s.ctx(r)
 	defer cancel()
-	var offsets map[client.MessageQueue]int64
-	var err error
+	req := client.OffsetReset{Group: group, Topic: topic}
 	switch to {
-	case "earliest", "latest":
-		offsets, err = s.resetToBound(ctx, group, topic, to == "earliest")
+	case "earliest":
+	case "latest":
+		req.Latest = true
 	case "time":
-		var ts time.Time
-		if ts, err = parseTime(r.PostFormValue("time")); err != nil {
+		ts, err := parseTime(r.PostFormValue("time"))
+		if err != nil {
 			s.badRequest(w, r, fmt.Errorf("dashboard: time %q: %w", r.PostFormValue("time"), err))
 			return
 		}
-		offsets, err = s.admin.ResetOffsetByTimestamp(ctx, group, topic, ts)
+		req.Timestamp = ts
+		if ts.IsZero() || ts.UnixMilli() <= 0 {
+			req.Timestamp = time.UnixMilli(1) // the zero Time means earliest; this is the same
+		}
 	default:
 		s.badRequest(w, r, fmt.Errorf("dashboard: reset to %q: want earliest, latest or time", to))
 		return
 	}
+	offsets, err := s.admin.ResetOffset(ctx, req)
 	if err != nil {
 		s.failCluster(w, r, "Reset offsets of "+group, err)
 		return
 	}
 	d := resultData{Heading: fmt.Sprintf("Offsets of %s in %s reset (%s)", group, topic, to), Back: "/groups/" + group,
-		Lines: []string{"Running consumers of the group keep their in-memory offsets and commit them again: restart them."},
+		Lines: []string{"Running consumers of the group were told and restart at the new offsets."},
 		Table: [][]string{{"queue", "new offset"}}}
-	for _, q := range slices.SortedFunc(maps.Keys(offsets), compareQueues) {
-		d.Table = append(d.Table, []string{q.String(), itoa(offsets[q])})
+	slices.SortFunc(offsets, func(x, y client.QueueOffset) int { return compareQueues(x.Queue, y.Queue) })
+	for _, q := range offsets {
+		d.Table = append(d.Table, []string{q.Queue.String(), itoa(q.Offset)})
 	}
 	s.render(w, http.StatusOK, "result", view{Title: "Offsets reset", Nav: "groups", Data: d})
-}
-
-// resetToBound commits every read queue's min (earliest) or max offset.
-func (s *Server) resetToBound(ctx context.Context, group, topic string, earliest bool) (map[client.MessageQueue]int64, error) {
-	bounds, err := s.admin.TopicQueueBounds(ctx, topic)
-	if err != nil {
-		return nil, err
-	}
-	out := map[client.MessageQueue]int64{}
-	for _, b := range bounds {
-		off := b.Max
-		if earliest {
-			off = b.Min
-		}
-		if err := s.admin.UpdateConsumerOffset(ctx, group, b.Queue, off); err != nil {
-			return out, err
-		}
-		out[b.Queue] = off
-	}
-	return out, nil
 }
 
 func compareQueues(x, y client.MessageQueue) int {

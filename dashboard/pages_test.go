@@ -7,8 +7,12 @@ import (
 	"net/url"
 	"regexp"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
+
+	"github.com/raftmq/raftmq/client"
+	"github.com/raftmq/raftmq/message"
 )
 
 // nodeRows matches the cluster page's node rows (leader or not).
@@ -184,4 +188,53 @@ func TestGroupPageAndReset(t *testing.T) {
 	if code, body := e.post("/groups/"+group+"/reset", url.Values{"topic": {topic}, "to": {"sideways"}}); code != http.StatusBadRequest || !strings.Contains(body, `class="error"`) {
 		t.Fatalf("reset to sideways: %d\n%s", code, body)
 	}
+}
+
+// TestGroupPageConnectionsAndLiveReset: the group page lists a running
+// push consumer's connection, and a reset to earliest from the page makes
+// that consumer receive every message again without a restart.
+func TestGroupPageConnectionsAndLiveReset(t *testing.T) {
+	e := start(t)
+	const topic, group, n = "dash-live", "dash-live-group", 5
+	e.createTopic(topic, 2)
+	e.sendN(topic, "k", n)
+	var got atomic.Int64
+	pc, err := client.NewPushConsumer(group, client.WithNameServers(e.g.NSAddr), client.WithConsumeFrom(client.ConsumeFromFirst()),
+		client.WithCommitInterval(100*time.Millisecond))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := pc.Subscribe(topic, "*", func(_ context.Context, msgs []*message.MessageExt) client.ConsumeResult {
+		got.Add(int64(len(msgs)))
+		return client.ConsumeSuccess
+	}); err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 15*time.Second)
+	defer cancel()
+	if err := pc.Start(ctx); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = pc.Close(context.Background()) })
+	e.g.Eventually(20*time.Second, func() error {
+		if got.Load() < n || totalLag(t, e, group) != "0" {
+			return fmt.Errorf("consumed %d, lag %s", got.Load(), totalLag(t, e, group))
+		}
+		return nil
+	})
+	page := e.mustGet("/groups/" + group)
+	if !strings.Contains(page, `<td class="client-id">`+pc.ClientID()+`</td>`) || !strings.Contains(page, "CONSUME_PASSIVELY") ||
+		strings.Contains(page, `id="no-connections"`) {
+		t.Fatalf("group page does not list consumer %s:\n%s", pc.ClientID(), page)
+	}
+	code, body := e.post("/groups/"+group+"/reset", url.Values{"topic": {topic}, "to": {"earliest"}})
+	if code != http.StatusOK || !strings.Contains(body, "restart at the new offsets") {
+		t.Fatalf("reset: %d\n%s", code, body)
+	}
+	e.g.Eventually(20*time.Second, func() error {
+		if got.Load() < 2*n {
+			return fmt.Errorf("consumed %d after the reset, want %d", got.Load(), 2*n)
+		}
+		return nil
+	})
 }
