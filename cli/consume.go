@@ -28,7 +28,7 @@ func consumeCommand() *ucli.Command {
 			&ucli.StringFlag{Name: "group", Aliases: []string{"g"}, Value: "raftmq-cli-consumer", Usage: "consumer group"},
 			&ucli.StringFlag{Name: "expr", Aliases: []string{"e"}, Value: "*", Usage: `tag expression: "*" or "A || B"`},
 			&ucli.StringFlag{Name: "from", Value: "last", Usage: "where a group without a committed offset starts: first or last"},
-			&ucli.StringFlag{Name: "format", Value: "text", Usage: "output: text or json (one object per line)"},
+			&ucli.StringFlag{Name: "format", Aliases: []string{"output", "o"}, Value: "text", Usage: "output: text (or table) or json (one object per line)"},
 			&ucli.IntFlag{Name: "count", Aliases: []string{"c"}, Usage: "exit after this many messages (0: run until interrupted)"},
 		},
 		Action: consumeAction,
@@ -41,6 +41,9 @@ func consumeAction(c *ucli.Context) error {
 		return err
 	}
 	format := c.String("format")
+	if format == "table" {
+		format = "text"
+	}
 	if format != "text" && format != "json" {
 		return fmt.Errorf("--format %q is not text or json", format)
 	}

@@ -52,10 +52,12 @@ func TestEmitJSONAndTable(t *testing.T) {
 }
 
 // TestEveryAdminCommandTakesOutput: every admin command (the topic,
-// cluster, raft, group, producer, message and acl trees) takes --output,
+// cluster, raft, group, producer, message and acl trees, send and consume,
+// which print JSON Lines) takes --output,
 // so scripts can ask any of them for JSON.
 func TestEveryAdminCommandTakesOutput(t *testing.T) {
-	admin := map[string]bool{"topic": true, "cluster": true, "raft": true, "group": true, "producer": true, "message": true, "acl": true}
+	admin := map[string]bool{"topic": true, "cluster": true, "raft": true, "group": true, "producer": true, "message": true, "acl": true,
+		"send": true, "consume": true}
 	var walk func(path string, cmds []*ucli.Command)
 	leaves := 0
 	walk = func(path string, cmds []*ucli.Command) {

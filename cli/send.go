@@ -3,6 +3,7 @@ package cli
 import (
 	"bufio"
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -32,6 +33,7 @@ func sendCommand() *ucli.Command {
 			&ucli.IntFlag{Name: "delay-level", Usage: "delay level 1..18 (1s 5s 10s 30s 1m ... 2h)"},
 			&ucli.StringFlag{Name: "group", Aliases: []string{"g"}, Value: "raftmq-cli-producer", Usage: "producer group"},
 			&ucli.DurationFlag{Name: "timeout", Value: client.DefaultSendTimeout, Usage: "per-send timeout, retries and failover included"},
+			&ucli.StringFlag{Name: "output", Aliases: []string{"o"}, Value: "table", Usage: "output: table (a SEND_OK line per message) or json (one object per line)"},
 		},
 		Action: sendAction,
 	}
@@ -39,6 +41,10 @@ func sendCommand() *ucli.Command {
 
 func sendAction(c *ucli.Context) error {
 	tmpl, err := messageTemplate(c)
+	if err != nil {
+		return err
+	}
+	js, err := jsonOutput(c)
 	if err != nil {
 		return err
 	}
@@ -67,8 +73,9 @@ func sendAction(c *ucli.Context) error {
 			if err != nil {
 				return err
 			}
-			fmt.Fprintf(c.App.Writer, "%s msgId=%s offsetMsgId=%s queue=%s#%d offset=%d\n", res.Status, res.MsgID,
-				res.OffsetMsgID, res.Queue.BrokerName, res.Queue.QueueID, res.QueueOffset)
+			if err := printSent(c.App.Writer, js, res); err != nil {
+				return err
+			}
 		}
 		return nil
 	}
@@ -143,4 +150,29 @@ func messageTemplate(c *ucli.Context) (template, error) {
 		m.SetProperty(k, v)
 	}
 	return template{topic: m.Topic, props: m.Properties}, nil
+}
+
+// sentJSON is a send result in --output json (one object per line).
+type sentJSON struct {
+	Status      string `json:"status"`
+	MsgID       string `json:"msgId"`
+	OffsetMsgID string `json:"offsetMsgId"`
+	BrokerName  string `json:"brokerName"`
+	QueueID     int    `json:"queueId"`
+	QueueOffset int64  `json:"queueOffset"`
+}
+
+func printSent(w io.Writer, js bool, res client.SendResult) error {
+	if !js {
+		_, err := fmt.Fprintf(w, "%s msgId=%s offsetMsgId=%s queue=%s#%d offset=%d\n", res.Status, res.MsgID,
+			res.OffsetMsgID, res.Queue.BrokerName, res.Queue.QueueID, res.QueueOffset)
+		return err
+	}
+	b, err := json.Marshal(sentJSON{Status: res.Status.String(), MsgID: res.MsgID, OffsetMsgID: res.OffsetMsgID,
+		BrokerName: res.Queue.BrokerName, QueueID: int(res.Queue.QueueID), QueueOffset: res.QueueOffset})
+	if err != nil {
+		return err
+	}
+	_, err = fmt.Fprintf(w, "%s\n", b)
+	return err
 }

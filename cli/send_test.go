@@ -2,6 +2,7 @@ package cli
 
 import (
 	"bytes"
+	"encoding/json"
 	"strings"
 	"testing"
 	"time"
@@ -30,5 +31,33 @@ func TestSendFailsFastOnBadInput(t *testing.T) {
 	err = app.Run([]string{"raftmq", "send", "--namesrv", g.NSAddr, "--topic", "t", "--timeout", "1s"})
 	if err == nil || !strings.Contains(err.Error(), "longer than 4194304 bytes") {
 		t.Fatalf("an over-long stdin line: %v", err)
+	}
+}
+
+// TestSendOutputJSON: send --output json prints one result object per
+// message, with the queue and offset it was stored at.
+func TestSendOutputJSON(t *testing.T) {
+	g := brokertest.Start(t, brokertest.Options{})
+	g.WaitLeader(10 * time.Second)
+	g.Eventually(10*time.Second, func() error {
+		_, _, err := run(t, "topic", "create", "-n", g.NSAddr, "-t", "cli-send-json", "-q", "1")
+		return err
+	})
+	out, _, err := run(t, "send", "-n", g.NSAddr, "-t", "cli-send-json", "-b", "x", "--count", "2", "-o", "json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	lines := strings.Split(strings.TrimSpace(out), "\n")
+	if len(lines) != 2 {
+		t.Fatalf("printed %q", out)
+	}
+	for i, l := range lines {
+		var r sentJSON
+		if err := json.Unmarshal([]byte(l), &r); err != nil {
+			t.Fatalf("line %q: %v", l, err)
+		}
+		if r.Status != "SEND_OK" || r.MsgID == "" || r.OffsetMsgID == "" || r.BrokerName != "broker-a" || r.QueueOffset != int64(i) {
+			t.Errorf("result %d: %+v", i, r)
+		}
 	}
 }
