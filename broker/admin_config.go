@@ -3,10 +3,13 @@ package broker
 // Admin: broker config. GET_BROKER_CONFIG (26) answers the node's
 // settings as Java properties text (key=value lines) with the DataVersion
 // in ext version, as RocketMQ's getBrokerConfig. UPDATE_BROKER_CONFIG (25)
-// takes properties text; of RocketMQ's keys only brokerPermission may
-// change at run time here, and it is the group's (replicated: a drain
-// holds on every node and across restarts). Other keys are refused by
-// name, the whole update with them.
+// takes properties text; of RocketMQ's keys brokerPermission,
+// autoCreateTopicEnable, defaultTopicQueueNums, longPollingEnable,
+// transactionTimeOut, transactionCheckInterval and transactionCheckMax may
+// change at run time (settings.go), and they are the group's (replicated
+// through raft: they hold on every node, across restarts and snapshots).
+// Other keys, and values out of range, are refused by name, the whole
+// update with them.
 
 import (
 	"context"
@@ -18,16 +21,18 @@ import (
 	"strings"
 
 	"github.com/raftmq/raftmq/broker/meta"
+	"github.com/raftmq/raftmq/dledger"
 	"github.com/raftmq/raftmq/protocol"
 	"github.com/raftmq/raftmq/remoting"
 )
 
 // configAdmin serves the broker-config codes.
 type configAdmin struct {
-	rep    *replica
-	meta   *meta.State
-	tables *tables
-	cfg    *Config
+	rep      *replica
+	meta     *meta.State
+	tables   *tables
+	cfg      *Config
+	settings *runtimeSettings
 }
 
 func (a *configAdmin) register(m mux) {
@@ -38,24 +43,25 @@ func (a *configAdmin) register(m mux) {
 // properties is this node's configuration under RocketMQ's names.
 func (a *configAdmin) properties() map[string]string {
 	c := a.cfg
+	live := a.settings.get()
 	return map[string]string{
 		"brokerClusterName":        c.Cluster,
 		"brokerName":               c.BrokerName,
 		"brokerIP1":                a.rep.self.RemotingAddr,
 		"namesrvAddr":              strings.Join(c.NameServers, ";"),
 		"brokerPermission":         strconv.Itoa(int(a.meta.BrokerPermission())),
-		"autoCreateTopicEnable":    strconv.FormatBool(c.AutoCreateTopic),
-		"defaultTopicQueueNums":    strconv.Itoa(int(c.DefaultQueueNums)),
+		"autoCreateTopicEnable":    strconv.FormatBool(live.autoCreateTopic),
+		"defaultTopicQueueNums":    strconv.Itoa(int(live.defaultQueueNums)),
 		"maxMessageSize":           strconv.Itoa(c.MaxMessageSize),
 		"flushDiskType":            c.Store.CommitLog.FlushMode.String(),
 		"messageDelayLevel":        c.MessageDelayLevel,
-		"transactionTimeOut":       strconv.FormatInt(c.TransactionTimeout.Milliseconds(), 10),
-		"transactionCheckInterval": strconv.FormatInt(c.TransactionCheckInterval.Milliseconds(), 10),
-		"transactionCheckMax":      strconv.Itoa(c.TransactionCheckMax),
+		"transactionTimeOut":       strconv.FormatInt(live.txnTimeout.Milliseconds(), 10),
+		"transactionCheckInterval": strconv.FormatInt(live.txnCheckInterval.Milliseconds(), 10),
+		"transactionCheckMax":      strconv.Itoa(int(live.txnCheckMax)),
 		"enablePropertyFilter":     strconv.FormatBool(c.EnablePropertyFilter),
 		"storeReplyMessageEnable":  strconv.FormatBool(c.StoreReplyMessage),
 		"traceTopicEnable":         strconv.FormatBool(c.TraceTopicEnable),
-		"longPollingEnable":        strconv.FormatBool(c.LongPollingEnabled),
+		"longPollingEnable":        strconv.FormatBool(live.longPolling),
 		"storePathRootDir":         c.DataDir,
 		"aclEnable":                strconv.FormatBool(a.meta.ACL().Enabled || c.ACL != nil),
 	}
@@ -97,19 +103,20 @@ func (a *configAdmin) update(ctx context.Context, _ *remoting.Conn, req *remotin
 	if err != nil {
 		return errResponse(req, remoting.ResSystemError, "UPDATE_BROKER_CONFIG body: %v", err)
 	}
-	var cmds []*meta.BrokerPermissionCommand
-	for _, k := range slices.Sorted(maps.Keys(props)) {
-		v := props[k]
-		switch k {
-		case "brokerPermission":
-			p, err := strconv.Atoi(v)
-			if err != nil || p < 0 || p > protocol.PermReadWrite {
-				return errResponse(req, remoting.ResSystemError, "brokerPermission %q is not a permission (6 read and write, 4 read only, 2 write only)", v)
-			}
-			cmds = append(cmds, &meta.BrokerPermissionCommand{Perm: int32(p)})
-		default:
-			return errResponse(req, remoting.ResSystemError, "the broker config %s cannot change at run time (only brokerPermission can); nothing was changed", k)
+	var cmds []dledger.Command
+	if v, ok := props["brokerPermission"]; ok {
+		p, err := strconv.Atoi(v)
+		if err != nil || p < 0 || p > protocol.PermReadWrite {
+			return errResponse(req, remoting.ResSystemError, "brokerPermission %q is not a permission (6 read and write, 4 read only, 2 write only); nothing was changed", v)
 		}
+		cmds = append(cmds, &meta.BrokerPermissionCommand{Perm: int32(p)})
+		delete(props, "brokerPermission")
+	}
+	if err := checkRuntimeSettings(props); err != nil {
+		return errResponse(req, remoting.ResSystemError, "%v", err)
+	}
+	if len(props) > 0 {
+		cmds = append([]dledger.Command{&meta.BrokerSettingsCommand{Settings: props}}, cmds...)
 	}
 	for _, c := range cmds {
 		if _, err := a.rep.propose(ctx, c); err != nil {

@@ -184,15 +184,16 @@ func (b *Broker) build() error {
 	delays := &delayScheduler{scheduled: b.scheduled, levels: levels}
 	retries := &retryService{rep: rep, store: b.store, meta: b.meta, topics: topics, records: records, metrics: b.nm}
 	txns := newTxnService(rep, b.store, b.meta, records, b.log)
+	settings := newRuntimeSettings(cfg, b.meta)
 	b.send = &sendService{rep: rep, topics: topics, records: records, retries: retries, registered: b.reg.signal,
-		autoCreateOn: cfg.AutoCreateTopic, queueNums: cfg.DefaultQueueNums, dedupe: newDedupeWindow(cfg.DedupeWindow, rep, b.store), log: b.log, metrics: b.nm}
+		settings: settings, dedupe: newDedupeWindow(cfg.DedupeWindow, rep, b.store), log: b.log, metrics: b.nm}
 	subs := subscriptions{propertyFilter: cfg.EnablePropertyFilter}
 	b.pull = &pullService{store: b.store, meta: b.meta, topics: topics, consumers: consumers, offsets: b.offsets,
-		subs: subs, longPoll: cfg.LongPollingEnabled, stop: b.bg.stop, metrics: b.nm}
+		subs: subs, settings: settings, stop: b.bg.stop, metrics: b.nm}
 	b.clients = &clientService{rep: rep, meta: b.meta, topics: topics, consumers: consumers, producers: newProducerManager(),
 		creating: newFlight(), subs: subs, registerAll: b.reg.registerAll, expiry: cfg.ClientChannelExpiry, log: b.log}
 	b.runtime = &runtimeInfo{rep: rep, store: b.store, puts: &b.send.puts, stats: b.nm.stats, cluster: cfg.Cluster}
-	checker := &txnChecker{txnService: txns, producers: b.clients.producers, timeout: cfg.TransactionTimeout,
+	checker := &txnChecker{txnService: txns, producers: b.clients.producers, settings: settings, timeout: cfg.TransactionTimeout,
 		interval: cfg.TransactionCheckInterval, max: int32(cfg.TransactionCheckMax)}
 	b.leader = &leaderTerms{node: b.node, onChange: b.locks.clear, log: b.log,
 		services: append(delays.services(), leaderService{"timer", b.timers.run}, leaderService{"transaction-check", checker.run},
@@ -209,7 +210,7 @@ func (b *Broker) build() error {
 		&lockService{rep: rep, locks: b.locks},
 		&topicAdmin{rep: rep, meta: b.meta, tables: tbl, cluster: cfg.Cluster, registerAll: b.reg.registerAll, log: b.log},
 		&groupAdmin{rep: rep, meta: b.meta, tables: tbl, log: b.log},
-		&configAdmin{rep: rep, meta: b.meta, tables: tbl, cfg: &b.cfg},
+		&configAdmin{rep: rep, meta: b.meta, tables: tbl, cfg: &b.cfg, settings: settings},
 		&queryAdmin{store: b.store, node: b.node},
 		&statsAdmin{rep: rep, store: b.store, meta: b.meta, committer: b.offsets, consumers: consumers, stats: b.nm.stats},
 		&connAdmin{rep: rep, store: b.store, meta: b.meta, committer: b.offsets, consumers: consumers, producers: b.clients.producers, log: b.log},

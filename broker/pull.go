@@ -50,9 +50,9 @@ type pullService struct {
 	consumers *consumerManager
 	offsets   *offsetCommitter
 	subs      subscriptions
-	longPoll  bool
-	stop      <-chan struct{} // closes at shutdown: held pulls answer
-	held      atomic.Int64    // pulls being held
+	settings  *runtimeSettings // longPollingEnable
+	stop      <-chan struct{}  // closes at shutdown: held pulls answer
+	held      atomic.Int64     // pulls being held
 	metrics   *nodeMetrics
 	// pulled is the next offset each group's last pull of a queue
 	// delivered up to (meta.OffsetKey → int64): in flight is what lies
@@ -146,7 +146,8 @@ func (s *pullService) pullHeld(ctx context.Context, pr protocol.PullMessageHeade
 	suspend := time.Duration(pr.SuspendTimeoutMillis) * time.Millisecond
 	hold := pr.SysFlag&protocol.PullFlagSuspend != 0 && suspend > 0
 	limit := min(suspend, maxSuspend)
-	if !s.longPoll {
+	longPoll := s.settings.get().longPolling
+	if !longPoll {
 		limit = min(limit, shortPoll)
 	}
 	key := dledger.QueueKey{Topic: pr.Topic, QueueID: pr.QueueID}
@@ -159,7 +160,7 @@ func (s *pullService) pullHeld(ctx context.Context, pr protocol.PullMessageHeade
 	}()
 	for {
 		var arrived <-chan struct{}
-		if hold && s.longPoll {
+		if hold && longPoll {
 			// Taken before the read, so an append between the read and
 			// the wait still wakes it.
 			arrived = s.store.WaitArrival(key)

@@ -81,13 +81,13 @@ type sendService struct {
 	records *recordBuilder
 	retries *retryService // the DLQ rule of %RETRY% re-sends
 	// registered is told when a send created a topic (re-register).
-	registered   func()
-	autoCreateOn bool
-	queueNums    int32         // DefaultQueueNums of auto-created topics
-	dedupe       *dedupeWindow // nil when Config.DedupeWindow is 0
-	log          hclog.Logger
-	puts         putStats
-	metrics      *nodeMetrics
+	registered func()
+	// settings has autoCreateTopicEnable and defaultTopicQueueNums.
+	settings *runtimeSettings
+	dedupe   *dedupeWindow // nil when Config.DedupeWindow is 0
+	log      hclog.Logger
+	puts     putStats
+	metrics  *nodeMetrics
 }
 
 func (s *sendService) register(m mux) {
@@ -238,7 +238,7 @@ func (s *sendService) autoCreate(ctx context.Context, sr *sendRequest) (meta.Top
 	if def, ok := s.inheritableTopic(h.DefaultTopic); ok {
 		n := def.WriteQueueNums
 		if h.DefaultTopic == protocol.DefaultTopic {
-			n = min(n, s.queueNums)
+			n = min(n, s.settings.get().defaultQueueNums)
 		}
 		if h.DefaultTopicQueueNums > 0 {
 			n = min(n, h.DefaultTopicQueueNums)
@@ -262,7 +262,7 @@ func (s *sendService) autoCreate(ctx context.Context, sr *sendRequest) (meta.Top
 // topics may be created from it.
 func (s *sendService) inheritableTopic(name string) (meta.TopicConfig, bool) {
 	if name == protocol.DefaultTopic {
-		return defaultTopicConfig(), s.autoCreateOn
+		return defaultTopicConfig(), s.settings.get().autoCreateTopic
 	}
 	if name == "" {
 		return meta.TopicConfig{}, false

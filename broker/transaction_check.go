@@ -46,9 +46,22 @@ const (
 type txnChecker struct {
 	*txnService
 	producers *producerManager
-	timeout   time.Duration
-	interval  time.Duration
-	max       int32
+	// settings, when set, has the group's transactionTimeOut,
+	// transactionCheckInterval and transactionCheckMax, read into the
+	// fields below before every round.
+	settings *runtimeSettings
+	timeout  time.Duration
+	interval time.Duration
+	max      int32
+}
+
+// refresh reads the run-time settings into the checker's fields.
+func (c *txnChecker) refresh() {
+	if c.settings == nil {
+		return
+	}
+	v := c.settings.get()
+	c.timeout, c.interval, c.max = v.txnTimeout, v.txnCheckInterval, v.txnCheckMax
 }
 
 // run checks back until ctx ends or something fails.
@@ -57,9 +70,14 @@ func (c *txnChecker) run(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
+	c.refresh()
 	t := time.NewTicker(c.interval)
 	defer t.Stop()
 	for ctx.Err() == nil {
+		interval := c.interval
+		if c.refresh(); c.interval != interval {
+			t.Reset(c.interval)
+		}
 		if err := c.round(ctx, term, time.Now()); err != nil {
 			return err
 		}

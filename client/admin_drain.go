@@ -64,8 +64,10 @@ func (a *Admin) BrokerConfig(ctx context.Context, addr string) (map[string]strin
 // UpdateBrokerConfig changes a broker group's settings through raft
 // (UPDATE_BROKER_CONFIG, sent to the leader or forwarded to it), as
 // mqadmin updateBrokerConfig. Only the settings that may change at run
-// time are accepted (today brokerPermission); the broker refuses any
-// other by name and then changes nothing.
+// time are accepted (brokerPermission, autoCreateTopicEnable,
+// defaultTopicQueueNums, longPollingEnable, transactionTimeOut,
+// transactionCheckInterval, transactionCheckMax); the broker refuses any
+// other, or a value out of range, by name and then changes nothing.
 func (a *Admin) UpdateBrokerConfig(ctx context.Context, brokerName string, props map[string]string) error {
 	if len(props) == 0 {
 		return fmt.Errorf("%w: no setting to change", ErrInvalidOption)

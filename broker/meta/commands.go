@@ -33,6 +33,7 @@ const (
 	// 13-16 are the ACL's (acl.go).
 	// CmdBrokerPermission sets the group's brokerPermission.
 	CmdBrokerPermission dledger.CommandType = 17
+	// 18 is CmdBrokerSettings (settings.go).
 )
 
 func encoder(b []byte) *wire.Encoder { return &wire.Encoder{B: b, Sentinel: ErrBadCommand} }
@@ -224,6 +225,8 @@ func decode(t dledger.CommandType, d *wire.Decoder) (dledger.Command, error) {
 		return decodeTxnChecks(d), d.Err
 	case CmdBrokerPermission:
 		return &BrokerPermissionCommand{Perm: d.I32()}, d.Err
+	case CmdBrokerSettings:
+		return &BrokerSettingsCommand{Settings: decodeSettings(d)}, d.Err
 	default:
 		if c, ok := decodeACL(t, d); ok {
 			return c, d.Err

@@ -30,18 +30,22 @@
 //	10 TimerProgress     {o i64, t i64, l i64} (read only: k = MaxInt64)
 //	11 TxnChecks         u32 n × {halfOffset i64, times i32, atMs i64}
 //	12 TimerProgressTies {o i64, t i64, l i64, k i64}
+//	13–16 the ACL's (acl.go)
+//	17 BrokerPermission  {perm i32}
+//	18 BrokerSettings    u32 n × {key str, value str}, sorted by key
 //
 // An unknown type, or a body that does not decode exactly, is an error:
 // dledger stops the node rather than diverge.
 //
-// # Snapshot encoding (frozen, version 2; version 1 is read too)
+// # Snapshot encoding (frozen, version 4; versions 1–3 are read too)
 //
-//	version u8 = 2 | topics (u32 n × topic, by name) |
+//	version u8 = 4 | applied u64 | topics (u32 n × topic, by name) |
 //	groups (u32 n × group, by name) | consumer offsets (as CommitOffsets,
 //	sorted) | delay (u32 n × {queueId, offset}, by queue) |
 //	timer {o, t, l} | transactions {low i64, u32 n × {halfOffset i64,
-//	decision u8}, checks as TxnChecks} | timer k i64 (version 2 only;
-//	version 1 restores k = MaxInt64)
+//	decision u8}, checks as TxnChecks} | timer k i64 (version 2 on;
+//	version 1 restores k = MaxInt64) | ACL state and brokerPermission i32
+//	(version 3 on) | settings as BrokerSettings (version 4 on)
 //
 // dledger wraps it in its own snapshot (with the log's counters and a
 // checksum).

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/binary"
 	"errors"
+	"maps"
 	"reflect"
 	"testing"
 
@@ -30,6 +31,7 @@ func allCommands() []dledger.Command {
 		&ACLDeleteAccountCommand{AccessKey: "bob123"},
 		&ACLGlobalWhiteCommand{Addrs: []string{"127.0.0.1", "192.168.0.{1,2}"}},
 		&BrokerPermissionCommand{Perm: 4},
+		&BrokerSettingsCommand{Settings: map[string]string{"autoCreateTopicEnable": "false", "defaultTopicQueueNums": "4"}},
 	}
 }
 
@@ -87,6 +89,8 @@ func TestApplyAndSnapshotRoundTrip(t *testing.T) {
 		&TimerProgressCommand{Progress: TimerProgress{O: 5, T: 99, L: 2, K: 4}},
 		&DeleteTopicCommand{Name: "u"},
 		&BrokerPermissionCommand{Perm: protocol.PermRead},
+		&BrokerSettingsCommand{Settings: map[string]string{"autoCreateTopicEnable": "false", "longPollingEnable": "true"}},
+		&BrokerSettingsCommand{Settings: map[string]string{"longPollingEnable": "false"}},
 	} {
 		b, _ := c.AppendBody(nil)
 		if err := s.Apply(uint64(i+1), c.Type(), b); err != nil {
@@ -102,7 +106,7 @@ func TestApplyAndSnapshotRoundTrip(t *testing.T) {
 	if _, ok := s.ConsumerOffset(OffsetKey{"g", "u", 0}); ok {
 		t.Error("offset of the deleted topic kept")
 	}
-	if d, _ := s.DelayOffset(2); d != 9 || s.Timer() != (TimerProgress{5, 99, 2, 4}) || s.AppliedIndex() != 9 || s.BrokerPermission() != protocol.PermRead {
+	if d, _ := s.DelayOffset(2); d != 9 || s.Timer() != (TimerProgress{5, 99, 2, 4}) || s.AppliedIndex() != 11 || s.BrokerPermission() != protocol.PermRead {
 		t.Errorf("delay %d, timer %+v, applied %d", d, s.Timer(), s.AppliedIndex())
 	}
 	b, err := s.Snapshot()
@@ -120,6 +124,9 @@ func TestApplyAndSnapshotRoundTrip(t *testing.T) {
 	if g, ok := r.SubscriptionGroup("g"); !ok || !g.ConsumeEnable || len(r.Topics()) != 1 || len(r.ConsumerOffsets("g")) != 1 ||
 		r.BrokerPermission() != protocol.PermRead {
 		t.Errorf("restored %+v", r)
+	}
+	if set, gen := r.Settings(); !maps.Equal(set, map[string]string{"autoCreateTopicEnable": "false", "longPollingEnable": "false"}) || gen == 0 {
+		t.Errorf("restored settings %v (generation %d)", set, gen)
 	}
 	for i := 0; i < len(b); i++ {
 		if err := NewState().Restore(b[:i]); err == nil {
@@ -228,7 +235,9 @@ func TestTimerProgressWithoutTieCursor(t *testing.T) {
 	}
 	acl := &wire.Encoder{}
 	s.acl.encode(acl)
-	v1 := append([]byte{1}, snap[1:len(snap)-8-len(acl.B)-4]...)
+	// Version 1 lacks the tie cursor (8 bytes), the ACL, brokerPermission
+	// (4) and the settings (an empty count, 4).
+	v1 := append([]byte{1}, snap[1:len(snap)-8-len(acl.B)-4-4]...)
 	r := NewState()
 	if err := r.Restore(v1); err != nil {
 		t.Fatalf("version 1 snapshot: %v", err)
@@ -279,7 +288,13 @@ func TestACLState(t *testing.T) {
 	}
 	acl := &wire.Encoder{}
 	s.acl.encode(acl)
-	v2 := append([]byte{2}, b[1:len(b)-len(acl.B)-4]...)
+	// The tail is the ACL, brokerPermission (4 bytes) and the settings (an
+	// empty count, 4 bytes): version 3 lacks the settings, 2 all three.
+	v3 := append([]byte{3}, b[1:len(b)-4]...)
+	if err := NewState().Restore(v3); err != nil {
+		t.Fatalf("version 3 snapshot: %v", err)
+	}
+	v2 := append([]byte{2}, b[1:len(b)-len(acl.B)-4-4]...)
 	old := NewState()
 	if err := old.Restore(v2); err != nil {
 		t.Fatalf("version 2 snapshot: %v", err)

@@ -31,7 +31,11 @@ type State struct {
 	// brokerPerm is the group's brokerPermission; 0: never set (read and
 	// write).
 	brokerPerm int32
-	applied    uint64 // raft index of the last command applied here
+	// settings are the run-time broker settings set (BrokerSettingsCommand);
+	// settingsGen counts their changes, for lock-free staleness checks.
+	settings    map[string]string
+	settingsGen atomic.Uint64
+	applied     uint64 // raft index of the last command applied here
 }
 
 var _ dledger.StateMachine = (*State)(nil)
@@ -45,6 +49,8 @@ func NewState() *State {
 		delay:   map[int32]int64{},
 		txn:     newTxnState(),
 		acl:     newACLState(),
+
+		settings: map[string]string{},
 	}
 }
 
@@ -99,6 +105,8 @@ func (s *State) apply(c dledger.Command) {
 		s.txn.check(c)
 	case *BrokerPermissionCommand:
 		s.brokerPerm = c.Perm
+	case *BrokerSettingsCommand:
+		s.applySettings(c)
 	}
 }
 
@@ -207,9 +215,9 @@ func (s *State) AppliedIndex() uint64 {
 func sortOffsets(o []ConsumerOffset) { slices.SortFunc(o, compareOffsets) }
 
 // snapshotVersion is the version of Snapshot's encoding. Frozen; Restore
-// also reads version 1, which lacks the timer's tie cursor, and version 2,
-// which lacks the ACL.
-const snapshotVersion = 3
+// also reads version 1, which lacks the timer's tie cursor, version 2,
+// which lacks the ACL, and version 3, which lacks the run-time settings.
+const snapshotVersion = 4
 
 // Snapshot implements dledger.StateMachine: a deterministic encoding, so
 // replicas at the same applied index return equal bytes.
@@ -248,6 +256,7 @@ func (s *State) Snapshot() ([]byte, error) {
 	e.I64(s.timer.K)
 	s.acl.encode(e)
 	e.I32(s.brokerPerm)
+	encodeSettings(e, s.settings)
 	return e.B, e.Err
 }
 
@@ -287,13 +296,17 @@ func (s *State) Restore(data []byte) error {
 		ns.acl = decodeACLState(d)
 		ns.brokerPerm = d.I32()
 	}
+	if v >= 4 {
+		ns.settings = decodeSettings(d)
+	}
 	if err := d.End(); err != nil {
 		return err
 	}
 	s.mu.Lock()
 	s.topics, s.groups, s.offsets, s.delay, s.timer, s.applied = ns.topics, ns.groups, ns.offsets, ns.delay, ns.timer, ns.applied
-	s.txn, s.acl, s.brokerPerm = ns.txn, ns.acl, ns.brokerPerm
+	s.txn, s.acl, s.brokerPerm, s.settings = ns.txn, ns.acl, ns.brokerPerm, ns.settings
 	s.aclVersion.Store(ns.acl.version)
+	s.settingsGen.Add(1)
 	s.mu.Unlock()
 	return nil
 }
