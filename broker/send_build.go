@@ -7,6 +7,8 @@ package broker
 
 import (
 	"net/netip"
+	"strconv"
+	"strings"
 	"time"
 
 	"github.com/raftmq/raftmq/dledger"
@@ -80,21 +82,18 @@ func (rb *recordBuilder) batch(sr *sendRequest) ([]dledger.Message, *remoting.Co
 	if message.TransactionValue(h.SysFlag) == message.SysFlagTransactionPrepared {
 		return nil, errResponse(req, remoting.ResMessageIllegal, "batch request does not support transaction messages")
 	}
-	inner, err := message.DecodeBatch(req.Body, h.Topic)
+	items, err := message.DecodeBatchItems(req.Body)
 	if err != nil {
 		return nil, errResponse(req, remoting.ResMessageIllegal, "bad batch body: %v", err)
 	}
-	if len(inner) == 0 {
+	if len(items) == 0 {
 		return nil, errResponse(req, remoting.ResMessageIllegal, "empty batch")
 	}
 	born := bornHost(req)
-	out := make([]dledger.Message, 0, len(inner))
-	for i, im := range inner {
-		if im.DelayLevel() > 0 {
-			return nil, errResponse(req, remoting.ResMessageIllegal, "message %d: delay level is not supported in batch", i)
-		}
+	out := make([]dledger.Message, 0, len(items))
+	for i, it := range items {
 		m := &message.MessageExt{
-			Message:        *im,
+			Message:        message.Message{Topic: h.Topic, Flag: it.Flag, Body: it.Body},
 			QueueID:        sr.queueID,
 			SysFlag:        h.SysFlag,
 			BornTimestamp:  h.BornTimestamp,
@@ -102,14 +101,73 @@ func (rb *recordBuilder) batch(sr *sendRequest) ([]dledger.Message, *remoting.Co
 			StoreHost:      rb.storeHost,
 			ReconsumeTimes: h.ReconsumeTimes,
 		}
-		dm, err := rb.stored(m)
+		var dm dledger.Message
+		var uniq string
+		if message.CanonicalProperties(it.Props) {
+			// As the producer encoded them: stored without a map.
+			if rawDelayLevel(it.Props) > 0 {
+				return nil, errResponse(req, remoting.ResMessageIllegal, "message %d: delay level is not supported in batch", i)
+			}
+			dm, uniq, err = rb.storedRaw(m, it.Props)
+		} else {
+			if m.Properties, err = message.DecodeProperties(it.Props); err != nil {
+				return nil, errResponse(req, remoting.ResMessageIllegal, "bad batch body: batch message %d: %v", i, err)
+			}
+			if m.DelayLevel() > 0 {
+				return nil, errResponse(req, remoting.ResMessageIllegal, "message %d: delay level is not supported in batch", i)
+			}
+			m.Body = append([]byte(nil), it.Body...)
+			dm, err = rb.stored(m)
+			uniq = m.UniqKey()
+		}
 		if err != nil {
 			return nil, errResponse(req, remoting.ResMessageIllegal, "%s: message %d: %v", illegalRemark, i, err)
 		}
 		out = append(out, dm)
-		sr.uniqs = append(sr.uniqs, im.UniqKey())
+		sr.uniqs = append(sr.uniqs, uniq)
 	}
 	return out, nil
+}
+
+// rawDelayLevel is the DELAY property of canonical raw properties, as
+// Message.DelayLevel reads it (0 when absent or not a number).
+func rawDelayLevel(raw []byte) int {
+	v, ok := message.RawProperty(raw, message.PropertyDelayLevel)
+	if !ok {
+		return 0
+	}
+	n, err := strconv.Atoi(string(v))
+	if err != nil {
+		return 0
+	}
+	return n
+}
+
+// storedRaw is stored for a message whose properties are canonical raw
+// bytes (m.Properties unused): the record carries them as they are, and
+// the tags code and index keys are read from them. It also returns the
+// UNIQ_KEY.
+func (rb *recordBuilder) storedRaw(m *message.MessageExt, raw []byte) (dledger.Message, string, error) {
+	rec, err := message.AppendExtRaw(make([]byte, 0, message.ExtRawSize(m, raw)), m, raw)
+	if err != nil {
+		return dledger.Message{}, "", err
+	}
+	var tagsCode int64
+	if tags, _ := message.RawProperty(raw, message.PropertyTags); len(tags) > 0 {
+		tagsCode = message.TagsHashCode(string(tags))
+	}
+	var keys []string
+	if ks, ok := message.RawProperty(raw, message.PropertyKeys); ok {
+		for _, k := range strings.Fields(string(ks)) {
+			keys = append(keys, store.IndexKey(m.Topic, k))
+		}
+	}
+	u, _ := message.RawProperty(raw, message.PropertyUniqKey)
+	uniq := string(u)
+	if uniq != "" {
+		keys = append(keys, store.IndexKey(m.Topic, uniq))
+	}
+	return dledger.Message{Topic: m.Topic, QueueID: m.QueueID, TagsCode: tagsCode, Keys: keys, Record: rec}, uniq, nil
 }
 
 // parked builds m's record after redirecting it to its parking queue when

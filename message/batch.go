@@ -57,46 +57,20 @@ func appendBatchItem(dst []byte, m *Message) []byte {
 // Each inner TOTALSIZE must agree with its fields, so a body that is cut
 // short or padded is rejected rather than half-stored.
 func DecodeBatch(body []byte, topic string) ([]*Message, error) {
-	var msgs []*Message
-	for off := 0; off < len(body); {
-		m, n, err := decodeBatchItem(body[off:])
-		if err != nil {
-			return nil, fmt.Errorf("batch message %d at byte %d: %w", len(msgs), off, err)
+	items, err := DecodeBatchItems(body)
+	if err != nil || len(items) == 0 {
+		return nil, err
+	}
+	msgs := make([]*Message, 0, len(items))
+	for i, it := range items {
+		m := &Message{Topic: topic, Flag: it.Flag}
+		if len(it.Body) > 0 {
+			m.Body = append([]byte(nil), it.Body...)
 		}
-		m.Topic = topic
+		if m.Properties, err = DecodeProperties(it.Props); err != nil {
+			return nil, fmt.Errorf("batch message %d: %w", i, err)
+		}
 		msgs = append(msgs, m)
-		off += n
 	}
 	return msgs, nil
-}
-
-func decodeBatchItem(b []byte) (*Message, int, error) {
-	be := binary.BigEndian
-	if len(b) < MinBatchItemSize {
-		return nil, 0, fmt.Errorf("%w: %d bytes left", ErrTruncated, len(b))
-	}
-	size := int64(int32(be.Uint32(b)))
-	if size < MinBatchItemSize || size > int64(len(b)) {
-		return nil, 0, fmt.Errorf("%w: TOTALSIZE %d, %d bytes left", ErrTruncated, size, len(b))
-	}
-	item := b[:size]
-	m := &Message{Flag: int32(be.Uint32(item[12:]))}
-	bodyLen := int64(int32(be.Uint32(item[16:])))
-	if bodyLen < 0 || bodyLen > size-MinBatchItemSize {
-		return nil, 0, fmt.Errorf("%w: BODYLEN %d in a %d-byte message", ErrCorrupt, bodyLen, size)
-	}
-	p := 20 + int(bodyLen)
-	if bodyLen > 0 {
-		m.Body = append([]byte(nil), item[20:p]...)
-	}
-	propLen := int(be.Uint16(item[p:]))
-	p += 2
-	if propLen > MaxPropertiesLen || propLen != len(item)-p {
-		return nil, 0, fmt.Errorf("%w: PROPLEN %d, %d bytes left", ErrCorrupt, propLen, len(item)-p)
-	}
-	var err error
-	if m.Properties, err = DecodeProperties(item[p:]); err != nil {
-		return nil, 0, err
-	}
-	return m, int(size), nil
 }

@@ -94,11 +94,21 @@ func checkProperties(props map[string]string) (int, error) {
 // body is written as is: a caller that sets SysFlagCompressed passes the
 // compressed body, as the broker receives it from the producer.
 func AppendExt(dst []byte, m *MessageExt) ([]byte, error) {
-	if err := checkTopic(m.Topic); err != nil {
-		return dst, err
-	}
 	propLen, err := checkProperties(m.Properties)
 	if err != nil {
+		return dst, err
+	}
+	dst, err = appendExtHead(dst, m, propLen)
+	if err != nil {
+		return dst, err
+	}
+	return AppendProperties(dst, m.Properties), nil
+}
+
+// appendExtHead appends everything of m's record up to its properties:
+// the fixed fields, body, topic and PROPERTIESLENGTH propLen.
+func appendExtHead(dst []byte, m *MessageExt, propLen int) ([]byte, error) {
+	if err := checkTopic(m.Topic); err != nil {
 		return dst, err
 	}
 	sysFlag := hostFlags(m.SysFlag, m.BornHost, m.StoreHost)
@@ -112,8 +122,7 @@ func AppendExt(dst []byte, m *MessageExt) ([]byte, error) {
 	dst = append(dst, m.Body...)
 	dst = append(dst, byte(len(m.Topic)))
 	dst = append(dst, m.Topic...)
-	dst = binary.BigEndian.AppendUint16(dst, uint16(propLen))
-	return AppendProperties(dst, m.Properties), nil
+	return binary.BigEndian.AppendUint16(dst, uint16(propLen)), nil
 }
 
 // appendFixed writes TOTALSIZE through PREPAREDTXOFFSET.
