@@ -2,6 +2,7 @@ package broker_test
 
 import (
 	"context"
+	"fmt"
 	"encoding/json"
 	"slices"
 	"testing"
@@ -137,5 +138,68 @@ func fastBody(t *testing.T, resp *remoting.Command, v any) {
 	}
 	if _, err := json.Marshal(v); err != nil {
 		t.Fatalf("re-encoding %T: %v", v, err)
+	}
+}
+
+// TestAdminAllOffsetsAndTimeSpan: GET_ALL_CONSUMER_OFFSET answers every
+// committed offset under "topic@group" and queue id, and
+// QUERY_CONSUME_TIME_SPAN per queue the store times of its first and last
+// message, of the group's progress, and how long the oldest unconsumed
+// message has waited.
+func TestAdminAllOffsetsAndTimeSpan(t *testing.T) {
+	g, leader := startGroup(t, brokertest.Options{})
+	createTopic(t, g, "Span", 2)
+	before := time.Now().UnixMilli()
+	for range 3 {
+		send(t, g, leader, "Span", 0, "a", "m")
+	}
+	after := time.Now().UnixMilli()
+	mustSucceed(t, g.Invoke(leader, updateOffsetReq("span-g", "Span", 0, 1)), "commit")
+
+	var all protocol.ConsumerOffsetWrapper
+	g.Eventually(5*time.Second, func() error {
+		r := g.Invoke(leader, remoting.NewRequest(remoting.ReqGetAllConsumerOffset, nil, nil))
+		if r.Code != remoting.ResSuccess {
+			return fmt.Errorf("%d %s", r.Code, r.Remark)
+		}
+		all = protocol.ConsumerOffsetWrapper{}
+		if err := protocol.UnmarshalFastJSON(r.Body, &all); err != nil {
+			return err
+		}
+		if all.OffsetTable["Span@span-g"][0] != 1 {
+			return fmt.Errorf("offset table %v", all.OffsetTable)
+		}
+		return nil
+	})
+
+	r := g.Invoke(leader, remoting.NewRequest(remoting.ReqQueryConsumeTimeSpan, map[string]string{"topic": "Span", "group": "span-g"}, nil))
+	if r.Code != remoting.ResSuccess {
+		t.Fatalf("time span: %d %s", r.Code, r.Remark)
+	}
+	var body protocol.QueryConsumeTimeSpanBody
+	if err := protocol.UnmarshalFastJSON(r.Body, &body); err != nil {
+		t.Fatal(err)
+	}
+	if len(body.ConsumeTimeSpanSet) != 2 {
+		t.Fatalf("spans %+v", body.ConsumeTimeSpanSet)
+	}
+	for _, s := range body.ConsumeTimeSpanSet {
+		if s.MessageQueue.Topic != "Span" || s.MessageQueue.BrokerName != "broker-a" {
+			t.Errorf("span queue %+v", s.MessageQueue)
+		}
+		if s.MessageQueue.QueueID != 0 {
+			if s.MaxTimeStamp != 0 || s.DelayTime != 0 {
+				t.Errorf("empty queue span %+v", s)
+			}
+			continue
+		}
+		if s.MinTimeStamp < before || s.MaxTimeStamp > after || s.MinTimeStamp > s.MaxTimeStamp ||
+			s.ConsumeTimeStamp < s.MinTimeStamp || s.ConsumeTimeStamp > s.MaxTimeStamp || s.DelayTime < 0 {
+			t.Errorf("queue 0 span %+v (sent between %d and %d)", s, before, after)
+		}
+	}
+	r = g.Invoke(leader, remoting.NewRequest(remoting.ReqQueryConsumeTimeSpan, map[string]string{"topic": "NoSuchTopic", "group": "span-g"}, nil))
+	if r.Code != remoting.ResTopicNotExist {
+		t.Fatalf("unknown topic: %d %s", r.Code, r.Remark)
 	}
 }
