@@ -2,8 +2,8 @@ package broker_test
 
 import (
 	"context"
-	"fmt"
 	"encoding/json"
+	"fmt"
 	"slices"
 	"testing"
 	"time"
