@@ -1,7 +1,6 @@
 package cli
 
 import (
-	"encoding/json"
 	"errors"
 	"fmt"
 	"strings"
@@ -12,19 +11,6 @@ import (
 	"github.com/raftmq/raftmq/client"
 	"github.com/raftmq/raftmq/protocol"
 )
-
-// tryJSON runs a command with --output json and decodes its output.
-func tryJSON(t *testing.T, v any, args ...string) error {
-	t.Helper()
-	out, _, err := run(t, append(args, "--output", "json")...)
-	if err != nil {
-		return err
-	}
-	if err := json.Unmarshal([]byte(out), v); err != nil {
-		t.Fatalf("%v: output %q: %v", args, out, err)
-	}
-	return nil
-}
 
 // TestClusterListStatusAndBrokerConfig: cluster list/status show every
 // node with one leader; broker-config get reads settings on every node,

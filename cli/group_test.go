@@ -17,30 +17,6 @@ import (
 	"github.com/raftmq/raftmq/message"
 )
 
-// startCLIGroup starts a 3-node group and creates topic with one queue.
-func startCLIGroup(t *testing.T, topic string) *brokertest.Group {
-	t.Helper()
-	g := brokertest.Start(t, brokertest.Options{})
-	g.WaitLeader(10 * time.Second)
-	g.Eventually(10*time.Second, func() error {
-		_, _, err := run(t, "topic", "create", "-n", g.NSAddr, "-t", topic, "-q", "1")
-		return err
-	})
-	return g
-}
-
-// runJSON runs a command with --output json and decodes its stdout.
-func runJSON(t *testing.T, v any, args ...string) {
-	t.Helper()
-	out, stderr, err := run(t, append(args, "--output", "json")...)
-	if err != nil {
-		t.Fatalf("%v: %v (stderr %s)", args, err, stderr)
-	}
-	if err := json.Unmarshal([]byte(out), v); err != nil {
-		t.Fatalf("%v: output %q: %v", args, out, err)
-	}
-}
-
 func startTestProducer(t *testing.T, g *brokertest.Group, group string) *client.Producer {
 	t.Helper()
 	p, err := client.NewProducer(group, client.WithNameServers(g.NSAddr), client.WithLogger(hclog.NewNullLogger()))
@@ -152,7 +128,7 @@ func startTestConsumer(t *testing.T, g *brokertest.Group, group, topic string, h
 // has the config's Java field names, and update changes only the flags
 // given.
 func TestGroupSubscriptionCommands(t *testing.T) {
-	g := startCLIGroup(t, "cli-subgroup")
+	g, _ := startTopic(t, "cli-subgroup", 1)
 	ns := g.NSAddr
 	if _, _, err := run(t, "group", "update", "-n", ns, "-g", "cli-sg"); err == nil || !strings.Contains(err.Error(), `no subscription group "cli-sg"`) {
 		t.Fatalf("update of a missing group: %v", err)
@@ -212,18 +188,12 @@ func TestGroupSubscriptionCommands(t *testing.T) {
 // and a running consumer of that group restarts from them; reset-offset
 // --timestamp before the first message lands on offset 0.
 func TestGroupCloneAndSkip(t *testing.T) {
-	g := startCLIGroup(t, "cli-clone")
+	g, _ := startTopic(t, "cli-clone", 1)
 	ns := g.NSAddr
 	p := startTestProducer(t, g, "cli-clone-pg")
 	sendMessages(t, p, "cli-clone", 7)
 
-	type offRow struct {
-		Topic      string `json:"topic"`
-		BrokerName string `json:"brokerName"`
-		QueueID    int32  `json:"queueId"`
-		Offset     int64  `json:"offset"`
-	}
-	var skipped []offRow
+	var skipped []queueOffsetRow
 	runJSON(t, &skipped, "group", "skip-accumulated", "-n", ns, "-g", "cli-src", "-t", "cli-clone")
 	if len(skipped) != 1 || skipped[0].Offset != 7 || skipped[0].Topic != "cli-clone" || skipped[0].QueueID != 0 {
 		t.Fatalf("skip-accumulated: %+v", skipped)
@@ -252,7 +222,7 @@ func TestGroupCloneAndSkip(t *testing.T) {
 	if off := progress("cli-dst"); off != 7 {
 		t.Fatalf("cli-dst committed offset %d after clone, want 7", off)
 	}
-	var reset []offRow
+	var reset []queueOffsetRow
 	runJSON(t, &reset, "group", "reset-offset", "-n", ns, "-g", "cli-src", "-t", "cli-clone", "--timestamp", "2000-01-01T00:00:00Z")
 	if len(reset) != 1 || reset[0].Offset != 0 {
 		t.Fatalf("reset to 2000: %+v", reset)
@@ -305,7 +275,7 @@ func TestGroupCloneAndSkip(t *testing.T) {
 // make it redeliver from (or skip to) the new offsets without a restart.
 func TestGroupOffsetsWithRunningConsumer(t *testing.T) {
 	const topic, group = "cli-reset", "cli-reset-g"
-	g := startCLIGroup(t, topic)
+	g, _ := startTopic(t, topic, 1)
 	ns := g.NSAddr
 	p := startTestProducer(t, g, "cli-reset-pg")
 	sendMessages(t, p, topic, 10)
@@ -353,20 +323,9 @@ func TestGroupOffsetsWithRunningConsumer(t *testing.T) {
 		t.Fatalf("connections table %q: %v", table, err)
 	}
 
-	type statsOut struct {
-		ConsumeTps float64 `json:"consumeTps"`
-		Lag        int64   `json:"lag"`
-		Queues     []struct {
-			Topic          string `json:"topic"`
-			BrokerOffset   int64  `json:"brokerOffset"`
-			ConsumerOffset int64  `json:"consumerOffset"`
-			LastTimestamp  int64  `json:"lastTimestamp"`
-			Lag            int64  `json:"lag"`
-		} `json:"queues"`
-	}
 	_, store := d.snapshot()
 	g.Eventually(20*time.Second, func() error {
-		var st statsOut
+		var st consumeStatsOut
 		out, _, err := run(t, "group", "stats", "-n", ns, "-g", group, "-t", topic, "-o", "json")
 		if err != nil {
 			return err
@@ -381,15 +340,11 @@ func TestGroupOffsetsWithRunningConsumer(t *testing.T) {
 		return nil
 	})
 
-	type offRow struct {
-		QueueID int32 `json:"queueId"`
-		Offset  int64 `json:"offset"`
-	}
 	table, _, err = run(t, "group", "stats", "-n", ns, "-g", group)
 	if err != nil || !strings.Contains(table, "LAST CONSUMED") || !strings.Contains(table, "consume TPS:") || !strings.Contains(table, "total lag: 0") {
 		t.Fatalf("stats table %q: %v", table, err)
 	}
-	var offs []offRow
+	var offs []queueOffsetRow
 	runJSON(t, &offs, "group", "reset-offset", "-n", ns, "-g", group, "-t", topic, "--to", "earliest")
 	if len(offs) != 1 || offs[0].Offset != 0 {
 		t.Fatalf("reset to earliest: %+v", offs)
@@ -458,7 +413,7 @@ func TestGroupOffsetsWithRunningConsumer(t *testing.T) {
 // TestProducerConnections: producer connections lists a running
 // producer's client; an unknown group fails with the broker's code.
 func TestProducerConnections(t *testing.T) {
-	g := startCLIGroup(t, "cli-producer")
+	g, _ := startTopic(t, "cli-producer", 1)
 	p := startTestProducer(t, g, "cli-pg")
 	// A producer heartbeats the brokers of the topics it has routes for.
 	sendMessages(t, p, "cli-producer", 1)

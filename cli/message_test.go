@@ -13,22 +13,7 @@ import (
 	"github.com/raftmq/raftmq/protocol"
 )
 
-type messageOut struct {
-	Topic          string            `json:"topic"`
-	MsgID          string            `json:"msgId"`
-	OffsetMsgID    string            `json:"offsetMsgId"`
-	BrokerName     string            `json:"brokerName"`
-	QueueID        int32             `json:"queueId"`
-	QueueOffset    int64             `json:"queueOffset"`
-	StoreTimestamp int64             `json:"storeTimestamp"`
-	BornTimestamp  int64             `json:"bornTimestamp"`
-	Tags           string            `json:"tags"`
-	Keys           []string          `json:"keys"`
-	Properties     map[string]string `json:"properties"`
-	Body           string            `json:"body"`
-}
-
-func bodies(ms []messageOut) []string {
+func bodies(ms []messageJSON) []string {
 	out := []string{}
 	for _, m := range ms {
 		out = append(out, m.Body)
@@ -47,7 +32,7 @@ func TestMessageQuery(t *testing.T) {
 	sendCLI(t, g, "cli-query", "-b", "beta", "--keys", "k2")
 	after := time.Now().Add(time.Second)
 
-	var got []messageOut
+	var got []messageJSON
 	g.Eventually(10*time.Second, func() error {
 		out, _, err := run(t, "message", "query", "-n", g.NSAddr, "-t", "cli-query", "--unique-key", id1, "-o", "json")
 		if err != nil {
@@ -70,8 +55,8 @@ func TestMessageQuery(t *testing.T) {
 	}
 
 	ms := func(t time.Time) string { return fmt.Sprint(t.UnixMilli()) }
-	decodeRun(t, &got, "message", "query", "-n", g.NSAddr, "-t", "cli-query", "-k", "k2",
-		"--begin", before.UTC().Format(time.RFC3339Nano), "--end", ms(after), "-o", "json")
+	runJSON(t, &got, "message", "query", "-n", g.NSAddr, "-t", "cli-query", "-k", "k2",
+		"--begin", before.UTC().Format(time.RFC3339Nano), "--end", ms(after))
 	if !slices.Equal(bodies(got), []string{"beta"}) {
 		t.Fatalf("key query in range: %+v", got)
 	}
@@ -86,7 +71,7 @@ func TestMessageQuery(t *testing.T) {
 	}
 
 	// --since counts back from --end.
-	decodeRun(t, &got, "message", "query", "-n", g.NSAddr, "-t", "cli-query", "-k", "k2", "--end", ms(after), "--since", "1m", "-o", "json")
+	runJSON(t, &got, "message", "query", "-n", g.NSAddr, "-t", "cli-query", "-k", "k2", "--end", ms(after), "--since", "1m")
 	if !slices.Equal(bodies(got), []string{"beta"}) {
 		t.Fatalf("key query --since 1m before --end: %+v", got)
 	}
@@ -111,7 +96,7 @@ func TestMessageQuery(t *testing.T) {
 			CostTime                               int64 `json:"costTime"`
 		} `json:"records"`
 	}
-	decodeRun(t, &tr, "message", "trace", "-n", g.NSAddr, "--id", id1, "--trace-topic", "cli-trace", "-o", "json")
+	runJSON(t, &tr, "message", "trace", "-n", g.NSAddr, "--id", id1, "--trace-topic", "cli-trace")
 	if tr.MsgID != id1 || len(tr.Records) != 1 || tr.Records[0].Event != "sent" || tr.Records[0].Group != "cli-pg" ||
 		tr.Records[0].OffsetMsgID != off1 || !tr.Records[0].Success || tr.Records[0].CostTime != 3 {
 		t.Fatalf("trace JSON: %+v", tr)
@@ -144,12 +129,12 @@ func TestMessageView(t *testing.T) {
 	_, off0 := sendCLI(t, g, "cli-view", "-b", "first")
 	id1, _ := sendCLI(t, g, "cli-view", "-b", "second", "--keys", "kv")
 
-	var m messageOut
-	decodeRun(t, &m, "message", "view", "-n", g.NSAddr, "-t", "cli-view", "-b", "broker-a", "-q", "0", "--offset", "1", "-o", "json")
+	var m messageJSON
+	runJSON(t, &m, "message", "view", "-n", g.NSAddr, "-t", "cli-view", "-b", "broker-a", "-q", "0", "--offset", "1")
 	if m.Body != "second" || m.MsgID != id1 || m.QueueOffset != 1 || m.BrokerName != "broker-a" || !slices.Equal(m.Keys, []string{"kv"}) {
 		t.Fatalf("view offset 1: %+v", m)
 	}
-	decodeRun(t, &m, "message", "view", "-n", g.NSAddr, "--id", off0, "-o", "json")
+	runJSON(t, &m, "message", "view", "-n", g.NSAddr, "--id", off0)
 	if m.Body != "first" || m.QueueOffset != 0 || m.OffsetMsgID != off0 || m.BrokerName != "broker-a" {
 		t.Fatalf("view by id: %+v", m)
 	}
@@ -195,8 +180,8 @@ func TestMessagePrint(t *testing.T) {
 		want = append(want, fmt.Sprint("p", i))
 		sendCLI(t, g, "cli-print", "-b", want[i])
 	}
-	var all []messageOut
-	decodeRun(t, &all, "message", "print", "-n", g.NSAddr, "-t", "cli-print", "-o", "json")
+	var all []messageJSON
+	runJSON(t, &all, "message", "print", "-n", g.NSAddr, "-t", "cli-print")
 	if !slices.Equal(bodies(all), want) {
 		t.Fatalf("print all: %v", bodies(all))
 	}
@@ -206,9 +191,9 @@ func TestMessagePrint(t *testing.T) {
 		}
 	}
 
-	var got []messageOut
-	decodeRun(t, &got, "message", "print", "-n", g.NSAddr, "-t", "cli-print", "-b", "broker-a", "-q", "0",
-		"--begin-offset", "2", "--end-offset", "5", "-o", "json")
+	var got []messageJSON
+	runJSON(t, &got, "message", "print", "-n", g.NSAddr, "-t", "cli-print", "-b", "broker-a", "-q", "0",
+		"--begin-offset", "2", "--end-offset", "5")
 	if !slices.Equal(bodies(got), []string{"p2", "p3", "p4"}) {
 		t.Fatalf("offsets [2,5): %v", bodies(got))
 	}
@@ -218,7 +203,7 @@ func TestMessagePrint(t *testing.T) {
 		!strings.HasPrefix(lines[0], "broker-a#0 offset=8 ") {
 		t.Fatalf("table from offset 8: %q, %v", out, err)
 	}
-	decodeRun(t, &got, "message", "print", "-n", g.NSAddr, "-t", "cli-print", "--max", "3", "-o", "json")
+	runJSON(t, &got, "message", "print", "-n", g.NSAddr, "-t", "cli-print", "--max", "3")
 	if !slices.Equal(bodies(got), want[:3]) {
 		t.Fatalf("--max 3: %v", bodies(got))
 	}
@@ -236,7 +221,7 @@ func TestMessagePrint(t *testing.T) {
 			inRange = append(inRange, m.Body)
 		}
 	}
-	decodeRun(t, &got, "message", "print", "-n", g.NSAddr, "-t", "cli-print", "--begin", fmt.Sprint(lo), "--end", fmt.Sprint(hi), "-o", "json")
+	runJSON(t, &got, "message", "print", "-n", g.NSAddr, "-t", "cli-print", "--begin", fmt.Sprint(lo), "--end", fmt.Sprint(hi))
 	if !slices.Equal(bodies(got), inRange) || !slices.Contains(inRange, "p3") || !slices.Contains(inRange, "p6") {
 		t.Fatalf("time range [%d,%d]: %v, want %v", lo, hi, bodies(got), inRange)
 	}
@@ -247,7 +232,7 @@ func TestMessagePrint(t *testing.T) {
 			upTo = append(upTo, m.Body)
 		}
 	}
-	decodeRun(t, &got, "message", "print", "-n", g.NSAddr, "-t", "cli-print", "--end", time.UnixMilli(lo).UTC().Format(time.RFC3339Nano), "-o", "json")
+	runJSON(t, &got, "message", "print", "-n", g.NSAddr, "-t", "cli-print", "--end", time.UnixMilli(lo).UTC().Format(time.RFC3339Nano))
 	if !slices.Equal(bodies(got), upTo) || !slices.Contains(upTo, "p0") || slices.Contains(upTo, "p9") {
 		t.Fatalf("--end %d only: %v, want %v", lo, bodies(got), upTo)
 	}
@@ -289,7 +274,7 @@ func TestMessagePrintQueues(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var got []messageOut
+	var got []messageJSON
 	if err := json.Unmarshal([]byte(out), &got); err != nil {
 		t.Fatalf("%q: %v", out, err)
 	}

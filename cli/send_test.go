@@ -37,12 +37,7 @@ func TestSendFailsFastOnBadInput(t *testing.T) {
 // TestSendOutputJSON: send --output json prints one result object per
 // message, with the queue and offset it was stored at.
 func TestSendOutputJSON(t *testing.T) {
-	g := brokertest.Start(t, brokertest.Options{})
-	g.WaitLeader(10 * time.Second)
-	g.Eventually(10*time.Second, func() error {
-		_, _, err := run(t, "topic", "create", "-n", g.NSAddr, "-t", "cli-send-json", "-q", "1")
-		return err
-	})
+	g, _ := startTopic(t, "cli-send-json", 1)
 	out, _, err := run(t, "send", "-n", g.NSAddr, "-t", "cli-send-json", "-b", "x", "--count", "2", "-o", "json")
 	if err != nil {
 		t.Fatal(err)

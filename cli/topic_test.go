@@ -13,17 +13,6 @@ import (
 )
 
 // startTopic starts a group and creates topic with queues queues on it.
-func startTopic(t *testing.T, topic string, queues int) (*brokertest.Group, int) {
-	t.Helper()
-	g := brokertest.Start(t, brokertest.Options{})
-	leader := g.WaitLeader(10 * time.Second)
-	g.Eventually(10*time.Second, func() error {
-		_, _, err := run(t, "topic", "create", "-n", g.NSAddr, "-t", topic, "-q", fmt.Sprint(queues))
-		return err
-	})
-	return g, leader
-}
-
 // sendCLI sends body to queue 0.. of topic with raftmq send and returns
 // the msgId and offsetMsgId it printed.
 func sendCLI(t *testing.T, g *brokertest.Group, topic string, args ...string) (string, string) {
@@ -47,28 +36,6 @@ func sendCLI(t *testing.T, g *brokertest.Group, topic string, args ...string) (s
 	return id, offID
 }
 
-// decodeRun runs a command (its args name the output format) and decodes
-// its stdout.
-func decodeRun(t *testing.T, v any, args ...string) {
-	t.Helper()
-	out, _, err := run(t, args...)
-	if err != nil {
-		t.Fatalf("%v: %v", args, err)
-	}
-	if err := json.Unmarshal([]byte(out), v); err != nil {
-		t.Fatalf("%v printed %q: %v", args, out, err)
-	}
-}
-
-type queueStatsOut struct {
-	Topic               string `json:"topic"`
-	BrokerName          string `json:"brokerName"`
-	QueueID             int32  `json:"queueId"`
-	MinOffset           int64  `json:"minOffset"`
-	MaxOffset           int64  `json:"maxOffset"`
-	LastUpdateTimestamp int64  `json:"lastUpdateTimestamp"`
-}
-
 // TestTopicStatus: topic status reports every queue of the topic with the
 // max offset the sends reached and the store time of the last message.
 func TestTopicStatus(t *testing.T) {
@@ -77,8 +44,8 @@ func TestTopicStatus(t *testing.T) {
 	for i := range 5 {
 		sendCLI(t, g, "cli-status", "-b", fmt.Sprint("m", i))
 	}
-	var stats []queueStatsOut
-	decodeRun(t, &stats, "topic", "status", "-n", g.NSAddr, "-t", "cli-status", "-o", "json")
+	var stats []queueStatsJSON
+	runJSON(t, &stats, "topic", "status", "-n", g.NSAddr, "-t", "cli-status")
 	if len(stats) != 2 {
 		t.Fatalf("status has %d queues, want 2: %+v", len(stats), stats)
 	}
@@ -104,26 +71,19 @@ func TestTopicStatus(t *testing.T) {
 	}
 }
 
-type placementOut struct {
-	Topic      string `json:"topic"`
-	BrokerName string `json:"brokerName"`
-	Addr       string `json:"addr"`
-	Perm       int    `json:"perm"`
-}
-
 // TestTopicPerm: perm 4 makes the topic read-only (the broker refuses a
 // send with NO_PERMISSION, the CLI's send finds no writable queue) while
 // keeping its queue count; perm 6 restores writes; a bad perm fails before
 // anything is asked.
 func TestTopicPerm(t *testing.T) {
 	g, leader := startTopic(t, "cli-perm", 3)
-	var placed []placementOut
-	decodeRun(t, &placed, "topic", "perm", "-n", g.NSAddr, "-t", "cli-perm", "--perm", "4", "-o", "json")
+	var placed []placementJSON
+	runJSON(t, &placed, "topic", "perm", "-n", g.NSAddr, "-t", "cli-perm", "--perm", "4")
 	if len(placed) != 1 || placed[0].BrokerName != "broker-a" || placed[0].Perm != 4 || placed[0].Addr == "" || placed[0].Topic != "cli-perm" {
 		t.Fatalf("perm 4 placed %+v", placed)
 	}
 	var rd protocol.TopicRouteData
-	decodeRun(t, &rd, "topic", "route", "-n", g.NSAddr, "-t", "cli-perm", "-o", "json")
+	runJSON(t, &rd, "topic", "route", "-n", g.NSAddr, "-t", "cli-perm")
 	if len(rd.QueueDatas) != 1 || rd.QueueDatas[0].Perm != 4 || rd.QueueDatas[0].ReadQueueNums != 3 || rd.QueueDatas[0].WriteQueueNums != 3 {
 		t.Fatalf("route after perm 4: %+v", rd.QueueDatas)
 	}
@@ -158,7 +118,7 @@ func TestTopicPerm(t *testing.T) {
 func TestTopicOutputJSON(t *testing.T) {
 	g := brokertest.Start(t, brokertest.Options{})
 	g.WaitLeader(10 * time.Second)
-	var placed []placementOut
+	var placed []placementJSON
 	g.Eventually(10*time.Second, func() error {
 		out, _, err := run(t, "topic", "create", "-n", g.NSAddr, "-t", "cli-json", "-q", "2", "--perm", "6", "-o", "json")
 		if err != nil {
@@ -170,12 +130,12 @@ func TestTopicOutputJSON(t *testing.T) {
 		t.Fatalf("create printed %+v", placed)
 	}
 	placed = nil
-	decodeRun(t, &placed, "topic", "update", "-n", g.NSAddr, "-t", "cli-json", "--add-group", "broker-a", "-o", "json")
+	runJSON(t, &placed, "topic", "update", "-n", g.NSAddr, "-t", "cli-json", "--add-group", "broker-a")
 	if len(placed) != 1 || placed[0].BrokerName != "broker-a" {
 		t.Fatalf("update printed %+v", placed)
 	}
 	var topics []string
-	decodeRun(t, &topics, "topic", "list", "-n", g.NSAddr, "-o", "json")
+	runJSON(t, &topics, "topic", "list", "-n", g.NSAddr)
 	found := false
 	for _, tp := range topics {
 		found = found || tp == "cli-json"
