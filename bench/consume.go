@@ -229,7 +229,7 @@ func E2E(ctx context.Context, c Config) (*Result, error) {
 	consumed := make(chan struct{})
 	go func() {
 		if c.Push {
-			co.waitPush(cctx)
+			<-cctx.Done() // the push consumer's handler counts
 		} else {
 			_ = co.run(cctx, 0, 0)
 		}

@@ -29,11 +29,7 @@ func StartProgress(w io.Writer, label string, total uint64, done *atomic.Uint64)
 	if w == nil {
 		return p
 	}
-	if f, ok := w.(*os.File); ok {
-		if st, err := f.Stat(); err == nil && st.Mode()&os.ModeCharDevice != 0 {
-			p.tty = true
-		}
-	}
+	p.tty = IsTerminal(w)
 	every := 5 * time.Second
 	if p.tty {
 		every = 250 * time.Millisecond
@@ -71,6 +67,16 @@ func (p *Progress) run(every time.Duration) {
 			}
 		}
 	}
+}
+
+// IsTerminal reports whether w is a terminal (a character device).
+func IsTerminal(w io.Writer) bool {
+	f, ok := w.(*os.File)
+	if !ok {
+		return false
+	}
+	st, err := f.Stat()
+	return err == nil && st.Mode()&os.ModeCharDevice != 0
 }
 
 // bar draws pct (0..100) as a 30-cell bar.

@@ -53,8 +53,3 @@ func (co *consumers) handle(_ context.Context, msgs []*message.MessageExt) clien
 	co.got.Add(uint64(len(msgs)))
 	return client.ConsumeSuccess
 }
-
-// waitPush returns when ctx is done (the push consumer's handler counts).
-func (co *consumers) waitPush(ctx context.Context) {
-	<-ctx.Done()
-}

@@ -67,11 +67,9 @@ func (r *runtimeInfo) table() map[string]string {
 		"clusterName":         r.cluster,
 		"brokerAddr":          r.rep.self.RemotingAddr,
 	}
-	if r.stats != nil {
-		t["putTps"] = r.stats.tpsTriple(protocol.StatsBrokerPut, r.cluster)
-		t["getTransferedTps"] = r.stats.tpsTriple(protocol.StatsBrokerGet, r.cluster)
-		t["msgGetTotalTodayNow"] = strconv.FormatInt(r.stats.total(protocol.StatsBrokerGet, r.cluster), 10)
-	}
+	t["putTps"] = r.stats.tpsTriple(protocol.StatsBrokerPut, r.cluster)
+	t["getTransferedTps"] = r.stats.tpsTriple(protocol.StatsBrokerGet, r.cluster)
+	t["msgGetTotalTodayNow"] = strconv.FormatInt(r.stats.total(protocol.StatsBrokerGet, r.cluster), 10)
 	if minOff, err := r.store.MinCommitOffset(); err == nil {
 		t["commitLogMinOffset"] = strconv.FormatInt(minOff, 10)
 	}

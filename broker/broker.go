@@ -193,8 +193,7 @@ func (b *Broker) build() error {
 	b.clients = &clientService{rep: rep, meta: b.meta, topics: topics, consumers: consumers, producers: newProducerManager(),
 		creating: newFlight(), subs: subs, registerAll: b.reg.registerAll, expiry: cfg.ClientChannelExpiry, log: b.log}
 	b.runtime = &runtimeInfo{rep: rep, store: b.store, puts: &b.send.puts, stats: b.nm.stats, cluster: cfg.Cluster}
-	checker := &txnChecker{txnService: txns, producers: b.clients.producers, settings: settings, timeout: cfg.TransactionTimeout,
-		interval: cfg.TransactionCheckInterval, max: int32(cfg.TransactionCheckMax)}
+	checker := &txnChecker{txnService: txns, producers: b.clients.producers, settings: settings}
 	b.leader = &leaderTerms{node: b.node, onChange: b.locks.clear, log: b.log,
 		services: append(delays.services(), leaderService{"timer", b.timers.run}, leaderService{"transaction-check", checker.run},
 			leaderService{"disk-full-handoff", (&diskHandoff{node: b.node, full: b.store.Log().DiskFull, log: b.log}).run},

@@ -120,7 +120,7 @@ func checkRuntimeSettings(set map[string]string) error {
 		parse, ok := runtimeSettingsByName[k]
 		if !ok {
 			return fmt.Errorf("the broker config %s cannot change at run time (those that can: brokerPermission, %s); nothing was changed",
-				k, joinNames(runtimeSettingNames()))
+				k, strings.Join(runtimeSettingNames(), ", "))
 		}
 		if err := parse(set[k], &scratch); err != nil {
 			return fmt.Errorf("%s=%q: %v; nothing was changed", k, set[k], err)
@@ -128,5 +128,3 @@ func checkRuntimeSettings(set map[string]string) error {
 	}
 	return nil
 }
-
-func joinNames(names []string) string { return strings.Join(names, ", ") }

@@ -136,11 +136,16 @@ func (b *brokerStats) add(name, key string, v int64) {
 	it.times.Add(1)
 }
 
+// item is the statistic of name and key, nil if nothing was counted.
+func (b *brokerStats) item(name, key string) *statsItem {
+	b.mu.RLock()
+	defer b.mu.RUnlock()
+	return b.items[statsKey{name, key}]
+}
+
 // get returns an item's windows, false if nothing was ever counted.
 func (b *brokerStats) get(name, key string) (protocol.BrokerStatsData, bool) {
-	b.mu.RLock()
-	it := b.items[statsKey{name, key}]
-	b.mu.RUnlock()
+	it := b.item(name, key)
 	if it == nil {
 		return protocol.BrokerStatsData{}, false
 	}
@@ -201,9 +206,7 @@ func (it *statsItem) tpsOver(now time.Time, d time.Duration) float64 {
 // over the last 10 s, minute and 10 minutes, "%.2f %.2f %.2f" (the form
 // mqadmin clusterList and rocketmq-dashboard split on spaces).
 func (b *brokerStats) tpsTriple(name, key string) string {
-	b.mu.RLock()
-	it := b.items[statsKey{name, key}]
-	b.mu.RUnlock()
+	it := b.item(name, key)
 	if it == nil {
 		return "0.00 0.00 0.00"
 	}
@@ -214,9 +217,7 @@ func (b *brokerStats) tpsTriple(name, key string) string {
 
 // total is the item's running count, 0 if nothing was counted.
 func (b *brokerStats) total(name, key string) int64 {
-	b.mu.RLock()
-	it := b.items[statsKey{name, key}]
-	b.mu.RUnlock()
+	it := b.item(name, key)
 	if it == nil {
 		return 0
 	}

@@ -46,7 +46,7 @@ const (
 type txnChecker struct {
 	*txnService
 	producers *producerManager
-	// settings, when set, has the group's transactionTimeOut,
+	// settings has the group's transactionTimeOut,
 	// transactionCheckInterval and transactionCheckMax, read into the
 	// fields below before every round.
 	settings *runtimeSettings
@@ -57,9 +57,6 @@ type txnChecker struct {
 
 // refresh reads the run-time settings into the checker's fields.
 func (c *txnChecker) refresh() {
-	if c.settings == nil {
-		return
-	}
 	v := c.settings.get()
 	c.timeout, c.interval, c.max = v.txnTimeout, v.txnCheckInterval, v.txnCheckMax
 }

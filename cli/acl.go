@@ -89,33 +89,15 @@ func aclUpdate(ctx context.Context, c *ucli.Context, a *client.Admin) error {
 		DefaultTopicPerm: c.String("default-topic-perm"), DefaultGroupPerm: c.String("default-group-perm"),
 		TopicPerms: c.StringSlice("topic-perm"), GroupPerms: c.StringSlice("group-perm")}
 	ps, err := a.PutACLAccount(ctx, c.String("cluster"), acc)
-	return reportPlacements(c, "account "+acc.AccessKey+" written", ps, err)
+	return reportPlacements(c, orEmpty(ps), ps, err, placedIn("account "+acc.AccessKey+" written"))
 }
 
 func aclDelete(ctx context.Context, c *ucli.Context, a *client.Admin) error {
 	ps, err := a.DeleteACLAccount(ctx, c.String("cluster"), c.String("account"))
-	return reportPlacements(c, "account "+c.String("account")+" deleted", ps, err)
+	return reportPlacements(c, orEmpty(ps), ps, err, placedIn("account "+c.String("account")+" deleted"))
 }
 
 func aclGlobalWhite(ctx context.Context, c *ucli.Context, a *client.Admin) error {
 	ps, err := a.SetACLGlobalWhiteAddrs(ctx, c.String("cluster"), protocol.SplitList(c.String("addresses")))
-	return reportPlacements(c, "global whitelist replaced", ps, err)
-}
-
-// reportPlacements prints where a change landed: a line per group, or
-// with --output json an array of {brokerName, addr} (what landed before
-// an error too).
-func reportPlacements(c *ucli.Context, what string, ps []client.Placement, err error) error {
-	if ps == nil {
-		ps = []client.Placement{}
-	}
-	if eerr := emit(c, ps, func() error {
-		for _, p := range ps {
-			fmt.Fprintf(c.App.Writer, "%s in group %s (via %s)\n", what, p.BrokerName, p.Addr)
-		}
-		return nil
-	}); eerr != nil && err == nil {
-		err = eerr
-	}
-	return err
+	return reportPlacements(c, orEmpty(ps), ps, err, placedIn("global whitelist replaced"))
 }

@@ -25,9 +25,13 @@ func topicFlag() *ucli.StringFlag {
 }
 
 // withAdmin runs fn with an SDK admin client on --namesrv and a context
-// bounded by adminTimeout.
+// bounded by adminTimeout, after refusing an unknown --output (before
+// anything is asked or changed).
 func withAdmin(fn func(ctx context.Context, c *ucli.Context, a *client.Admin) error) ucli.ActionFunc {
 	return func(c *ucli.Context) error {
+		if _, err := jsonOutput(c); err != nil {
+			return err
+		}
 		a, err := newAdmin(c)
 		if err != nil {
 			return err

@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"maps"
@@ -12,7 +13,6 @@ import (
 	ucli "github.com/urfave/cli/v2"
 
 	"github.com/raftmq/raftmq/client"
-	"github.com/raftmq/raftmq/protocol"
 )
 
 func clusterCommand() *ucli.Command {
@@ -26,14 +26,20 @@ func clusterCommand() *ucli.Command {
 				Flags:  []ucli.Flag{namesrvFlag(), outputFlag()},
 				Action: withAdmin(clusterList),
 			},
-			{
-				Name:   "status",
-				Usage:  "per node: raft role, term, commit and applied index, lag behind the leader",
-				Flags:  []ucli.Flag{namesrvFlag(), outputFlag()},
-				Action: withAdmin(clusterStatus),
-			},
+			statusCommand(""),
 			brokerConfigCommand(),
 		}, append(raftCommands(), drainCommands()...)...),
+	}
+}
+
+// statusCommand is `cluster status` (and `raft status`, which says so in
+// its usage).
+func statusCommand(usageSuffix string) *ucli.Command {
+	return &ucli.Command{
+		Name:   "status",
+		Usage:  "per node: raft role, term, commit and applied index, lag behind the leader" + usageSuffix,
+		Flags:  []ucli.Flag{namesrvFlag(), outputFlag()},
+		Action: withAdmin(clusterStatus),
 	}
 }
 
@@ -51,14 +57,14 @@ type nodeRow struct {
 	LastIndex  int64  `json:"lastLogIndex"`
 	// Lag is the leader's last log index minus this node's applied index
 	// (-1 when the group's leader did not answer).
-	Lag        int64   `json:"lag"`
-	Version    string  `json:"version"`
-	InTps      float64 `json:"inTps"`
-	OutTps     float64 `json:"outTps"`
-	DiskRatio  float64 `json:"diskRatio"`
-	MaxOffset  int64   `json:"commitLogMaxOffset"`
-	Error      string  `json:"error,omitempty"`
-	runtimeErr error
+	Lag       int64   `json:"lag"`
+	Version   string  `json:"version"`
+	InTps     float64 `json:"inTps"`
+	OutTps    float64 `json:"outTps"`
+	DiskRatio float64 `json:"diskRatio"`
+	MaxOffset int64   `json:"commitLogMaxOffset"`
+	// Error is why the node did not answer ("" when it did).
+	Error string `json:"error,omitempty"`
 }
 
 // clusterNodes asks every node of the cluster for its runtime info,
@@ -68,45 +74,25 @@ func clusterNodes(ctx context.Context, a *client.Admin) ([]nodeRow, error) {
 	if err != nil {
 		return nil, err
 	}
-	clusterOf := map[string]string{}
-	for cl, names := range ci.ClusterAddrTable {
-		for _, n := range names {
-			clusterOf[n] = cl
-		}
-	}
 	rows := []nodeRow{}
 	for _, name := range slices.Sorted(maps.Keys(ci.BrokerAddrTable)) {
 		bd := ci.BrokerAddrTable[name]
 		for _, addr := range bd.BrokerAddrs {
 			table, err := a.BrokerRuntime(ctx, addr)
-			rows = append(rows, newNodeRow(cmpString(clusterOf[name], bd.Cluster), name, addr, table, err))
+			rows = append(rows, newNodeRow(bd.Cluster, name, addr, table, err))
 		}
 	}
 	slices.SortFunc(rows, func(x, y nodeRow) int {
-		return cmpRows(x.BrokerName, y.BrokerName, x.Addr, y.Addr)
+		return cmp.Or(strings.Compare(x.BrokerName, y.BrokerName), strings.Compare(x.Addr, y.Addr))
 	})
 	fillLag(rows)
 	return rows, nil
 }
 
-func cmpString(a, b string) string {
-	if a != "" {
-		return a
-	}
-	return b
-}
-
-func cmpRows(g1, g2, a1, a2 string) int {
-	if g1 != g2 {
-		return strings.Compare(g1, g2)
-	}
-	return strings.Compare(a1, a2)
-}
-
 func newNodeRow(cluster, name, addr string, t map[string]string, err error) nodeRow {
 	r := nodeRow{Cluster: cluster, BrokerName: name, Addr: addr, Lag: -1}
 	if err != nil {
-		r.Role, r.Error, r.runtimeErr = "unreachable", err.Error(), err
+		r.Role, r.Error = "unreachable", err.Error()
 		return r
 	}
 	num := func(k string) int64 { n, _ := strconv.ParseInt(t[k], 10, 64); return n }
@@ -126,12 +112,12 @@ func newNodeRow(cluster, name, addr string, t map[string]string, err error) node
 func fillLag(rows []nodeRow) {
 	leaderLast := map[string]int64{}
 	for _, r := range rows {
-		if r.runtimeErr == nil && r.Role == "Leader" {
+		if r.Role == "Leader" {
 			leaderLast[r.BrokerName] = r.LastIndex
 		}
 	}
 	for i := range rows {
-		if last, ok := leaderLast[rows[i].BrokerName]; ok && rows[i].runtimeErr == nil {
+		if last, ok := leaderLast[rows[i].BrokerName]; ok && rows[i].Error == "" {
 			rows[i].Lag = max(0, last-rows[i].Applied)
 		}
 	}
@@ -162,8 +148,8 @@ func clusterStatus(ctx context.Context, c *ucli.Context, a *client.Admin) error 
 		w := tabwriter.NewWriter(c.App.Writer, 0, 4, 2, ' ', 0)
 		fmt.Fprintln(w, "GROUP\tNODE\tADDRESS\tROLE\tTERM\tCOMMIT\tAPPLIED\tLAG")
 		for _, r := range rows {
-			if r.runtimeErr != nil {
-				fmt.Fprintf(w, "%s\t?\t%s\tunreachable\t\t\t\t%v\n", r.BrokerName, r.Addr, r.runtimeErr)
+			if r.Error != "" {
+				fmt.Fprintf(w, "%s\t?\t%s\tunreachable\t\t\t\t%s\n", r.BrokerName, r.Addr, r.Error)
 				continue
 			}
 			lag := "-"
@@ -208,17 +194,9 @@ type nodeConfig struct {
 }
 
 func brokerConfigGet(ctx context.Context, c *ucli.Context, a *client.Admin) error {
-	addrs := []string{c.String("addr")}
-	if addrs[0] == "" {
-		ci, err := a.ClusterInfo(ctx)
-		if err != nil {
-			return err
-		}
-		bd, ok := ci.BrokerAddrTable[c.String("broker-name")]
-		if !ok {
-			return fmt.Errorf("%w: %s", client.ErrBrokerNotFound, c.String("broker-name"))
-		}
-		addrs = sortedAddrs(bd)
+	addrs, err := nodeAddrs(ctx, c, a)
+	if err != nil {
+		return err
 	}
 	out := []nodeConfig{}
 	for _, addr := range addrs {
@@ -251,13 +229,25 @@ func brokerConfigGet(ctx context.Context, c *ucli.Context, a *client.Admin) erro
 	})
 }
 
-// sortedAddrs is a group's node addresses, the leader (id 0) first.
-func sortedAddrs(bd protocol.BrokerData) []string {
+// nodeAddrs is the node --addr names, or every node of --broker-name's
+// group, the leader (id 0) first.
+func nodeAddrs(ctx context.Context, c *ucli.Context, a *client.Admin) ([]string, error) {
+	if addr := c.String("addr"); addr != "" {
+		return []string{addr}, nil
+	}
+	ci, err := a.ClusterInfo(ctx)
+	if err != nil {
+		return nil, err
+	}
+	bd, ok := ci.BrokerAddrTable[c.String("broker-name")]
+	if !ok {
+		return nil, fmt.Errorf("%w: %s", client.ErrBrokerNotFound, c.String("broker-name"))
+	}
 	var out []string
 	for _, id := range slices.Sorted(maps.Keys(bd.BrokerAddrs)) {
 		out = append(out, bd.BrokerAddrs[id])
 	}
-	return out
+	return out, nil
 }
 
 func brokerConfigSet(ctx context.Context, c *ucli.Context, a *client.Admin) error {

@@ -53,6 +53,9 @@ func setWritable(ctx context.Context, c *ucli.Context, a *client.Admin, writable
 
 // drainAction runs Drain with its own timeout (longer than adminTimeout).
 func drainAction(c *ucli.Context) error {
+	if _, err := jsonOutput(c); err != nil {
+		return err
+	}
 	a, err := newAdmin(c)
 	if err != nil {
 		return err

@@ -28,12 +28,7 @@ func raftCommand() *ucli.Command {
 		Name:  "raft",
 		Usage: "a broker group's raft: status, members, leadership transfer, add and remove voters, snapshots",
 		Subcommands: append([]*ucli.Command{
-			{
-				Name:   "status",
-				Usage:  "per node: raft role, term, commit and applied index, lag behind the leader (as cluster status)",
-				Flags:  []ucli.Flag{namesrvFlag(), outputFlag()},
-				Action: withAdmin(clusterStatus),
-			},
+			statusCommand(" (as cluster status)"),
 			{
 				Name:  "snapshot",
 				Usage: "make nodes take a raft snapshot now, so raft can truncate its log (default: every node of the group)",
@@ -46,17 +41,9 @@ func raftCommand() *ucli.Command {
 }
 
 func raftSnapshot(ctx context.Context, c *ucli.Context, a *client.Admin) error {
-	addrs := []string{c.String("addr")}
-	if addrs[0] == "" {
-		ci, err := a.ClusterInfo(ctx)
-		if err != nil {
-			return err
-		}
-		bd, ok := ci.BrokerAddrTable[c.String("broker-name")]
-		if !ok {
-			return fmt.Errorf("%w: %s", client.ErrBrokerNotFound, c.String("broker-name"))
-		}
-		addrs = sortedAddrs(bd)
+	addrs, err := nodeAddrs(ctx, c, a)
+	if err != nil {
+		return err
 	}
 	out := []client.Snapshot{}
 	for _, addr := range addrs {

@@ -174,12 +174,12 @@ func groupUpdate(ctx context.Context, c *ucli.Context, a *client.Admin) error {
 
 func putSubGroup(ctx context.Context, c *ucli.Context, a *client.Admin, cfg protocol.SubscriptionGroupConfig, verb string) error {
 	placed, err := a.CreateSubscriptionGroup(ctx, c.String("cluster"), cfg)
-	return reportPlacements(c, verb+" subscription group "+cfg.GroupName, placed, err)
+	return reportPlacements(c, orEmpty(placed), placed, err, placedIn(verb+" subscription group "+cfg.GroupName))
 }
 
 func groupDelete(ctx context.Context, c *ucli.Context, a *client.Admin) error {
 	placed, err := a.DeleteSubscriptionGroup(ctx, c.String("cluster"), c.String("group"))
-	return reportPlacements(c, "deleted subscription group "+c.String("group"), placed, err)
+	return reportPlacements(c, orEmpty(placed), placed, err, placedIn("deleted subscription group "+c.String("group")))
 }
 
 // subGroupRow is one line of group list.

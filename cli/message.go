@@ -208,9 +208,6 @@ func messageQuery(ctx context.Context, c *ucli.Context, a *client.Admin) error {
 	if err != nil {
 		return err
 	}
-	if _, err := jsonOutput(c); err != nil {
-		return err
-	}
 	begin, end, err := timeRange(c, func(end time.Time) time.Time { return end.Add(-c.Duration("since")) })
 	if err != nil {
 		return err
@@ -273,9 +270,6 @@ func messageView(ctx context.Context, c *ucli.Context, a *client.Admin) error {
 	}
 	body, err := bodyFormatter(c)
 	if err != nil {
-		return err
-	}
-	if _, err := jsonOutput(c); err != nil {
 		return err
 	}
 	var m *message.MessageExt

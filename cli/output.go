@@ -5,6 +5,8 @@ import (
 	"fmt"
 
 	ucli "github.com/urfave/cli/v2"
+
+	"github.com/raftmq/raftmq/client"
 )
 
 // outputFlag is the --output (-o) flag of every admin command that prints
@@ -50,4 +52,38 @@ func report(c *ucli.Context, v any, format string, args ...any) error {
 		_, err := fmt.Fprintf(c.App.Writer, format+"\n", args...)
 		return err
 	})
+}
+
+// reportPlacements ends a command that changed broker groups: line(p) for
+// each group that took the change, or v (its JSON document) with --output
+// json — what landed before an error too — then err.
+func reportPlacements(c *ucli.Context, v any, placed []client.Placement, err error, line func(client.Placement) string) error {
+	eerr := emit(c, v, func() error {
+		for _, p := range placed {
+			if _, err := fmt.Fprintln(c.App.Writer, line(p)); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		return err
+	}
+	return eerr
+}
+
+// placedIn is the usual line of reportPlacements: "<what> in group <name>
+// (via <addr>)".
+func placedIn(what string) func(client.Placement) string {
+	return func(p client.Placement) string {
+		return fmt.Sprintf("%s in group %s (via %s)", what, p.BrokerName, p.Addr)
+	}
+}
+
+// orEmpty is ps, or an empty list for JSON when nothing was placed.
+func orEmpty(ps []client.Placement) []client.Placement {
+	if ps == nil {
+		return []client.Placement{}
+	}
+	return ps
 }

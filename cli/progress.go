@@ -3,9 +3,9 @@ package cli
 import (
 	"fmt"
 	"io"
-	"os"
 	"strings"
 
+	"github.com/raftmq/raftmq/bench"
 	ucli "github.com/urfave/cli/v2"
 )
 
@@ -31,20 +31,11 @@ func progressFlag() *ucli.BoolFlag {
 // nothing unless stderr is a terminal or the command has --progress set.
 func newStepProgress(c *ucli.Context, label string, total int) *stepProgress {
 	p := &stepProgress{label: label, total: total}
-	tty := isTerminal(c.App.ErrWriter)
+	tty := bench.IsTerminal(c.App.ErrWriter)
 	if tty || c.Bool("progress") {
 		p.w, p.tty = c.App.ErrWriter, tty
 	}
 	return p
-}
-
-func isTerminal(w io.Writer) bool {
-	f, ok := w.(*os.File)
-	if !ok {
-		return false
-	}
-	st, err := f.Stat()
-	return err == nil && st.Mode()&os.ModeCharDevice != 0
 }
 
 // Step records n more steps done, with what the last one was.

@@ -85,28 +85,17 @@ type placementJSON struct {
 	Perm       int    `json:"perm,omitempty"`
 }
 
-// emitPlacements prints what a topic command changed (even when it then
-// failed part way), line(p) per group in table mode, and returns err.
+// emitPlacements is reportPlacements with a topic command's JSON rows
+// (the topic and its perm beside each group).
 func emitPlacements(c *ucli.Context, placed []client.Placement, perm int, err error, line func(client.Placement) string) error {
 	out := make([]placementJSON, 0, len(placed))
 	for _, p := range placed {
 		out = append(out, placementJSON{Topic: c.String("topic"), BrokerName: p.BrokerName, Addr: p.Addr, Perm: perm})
 	}
-	if perr := emit(c, out, func() error {
-		for _, p := range placed {
-			fmt.Fprintln(c.App.Writer, line(p))
-		}
-		return nil
-	}); perr != nil {
-		return perr
-	}
-	return err
+	return reportPlacements(c, out, placed, err, line)
 }
 
 func topicCreate(ctx context.Context, c *ucli.Context, a *client.Admin) error {
-	if _, err := jsonOutput(c); err != nil {
-		return err
-	}
 	placed, err := a.CreateTopic(ctx, client.TopicConfig{Topic: c.String("topic"), Queues: c.Int("queues"),
 		Perm: c.Int("perm"), Order: c.Bool("order"), Cluster: c.String("cluster"), Groups: splitList(c.String("groups"))})
 	return emitPlacements(c, placed, c.Int("perm"), err, func(p client.Placement) string {
@@ -115,9 +104,6 @@ func topicCreate(ctx context.Context, c *ucli.Context, a *client.Admin) error {
 }
 
 func topicUpdate(ctx context.Context, c *ucli.Context, a *client.Admin) error {
-	if _, err := jsonOutput(c); err != nil {
-		return err
-	}
 	placed, err := a.ExtendTopic(ctx, c.String("topic"), splitList(c.String("add-group"))...)
 	return emitPlacements(c, placed, 0, err, func(p client.Placement) string {
 		return fmt.Sprintf("topic %s now on %s (%s)", c.String("topic"), p.BrokerName, p.Addr)
@@ -144,9 +130,6 @@ func topicPerm(ctx context.Context, c *ucli.Context, a *client.Admin) error {
 	if !client.ValidTopicPerm(perm) {
 		return fmt.Errorf("--perm %d: want 2 (write only), 4 (read only) or 6 (read and write)", perm)
 	}
-	if _, err := jsonOutput(c); err != nil {
-		return err
-	}
 	placed, err := a.SetTopicPerm(ctx, c.String("topic"), perm)
 	return emitPlacements(c, placed, perm, err, func(p client.Placement) string {
 		return fmt.Sprintf("topic %s on %s (%s) now has perm %d (%s)", c.String("topic"), p.BrokerName, p.Addr, perm, protocol.PermString(int32(perm)))
@@ -164,9 +147,6 @@ type queueStatsJSON struct {
 }
 
 func topicStatus(ctx context.Context, c *ucli.Context, a *client.Admin) error {
-	if _, err := jsonOutput(c); err != nil {
-		return err
-	}
 	stats, err := a.TopicStats(ctx, c.String("topic"))
 	if err != nil {
 		return err

@@ -15,9 +15,6 @@ import (
 )
 
 func messageTrace(ctx context.Context, c *ucli.Context, a *client.Admin) error {
-	if _, err := jsonOutput(c); err != nil {
-		return err
-	}
 	tr, err := a.QueryTrace(ctx, c.String("trace-topic"), c.String("id"), time.Now().Add(-c.Duration("since")), time.Time{})
 	if err != nil {
 		return err

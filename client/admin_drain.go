@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"maps"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 
@@ -21,19 +22,12 @@ import (
 // (WIPE_WRITE_PERM_OF_BROKER / ADD_WRITE_PERM_OF_BROKER), so producers
 // move to the other groups at their next route refresh or failed send.
 func (a *Admin) SetWritable(ctx context.Context, brokerName string, writable bool) error {
-	bd, err := a.group(ctx, brokerName)
-	if err != nil {
-		return err
-	}
 	perm := protocol.PermRead
 	code := remoting.ReqWipeWritePermOfBroker
 	if writable {
 		perm, code = protocol.PermReadWrite, remoting.ReqAddWritePermOfBroker
 	}
-	body := []byte(fmt.Sprintf("brokerPermission=%d\n", perm))
-	if _, err := a.callGroup(ctx, bd, func() *remoting.Command {
-		return remoting.NewRequest(remoting.ReqUpdateBrokerConfig, nil, body)
-	}); err != nil {
+	if err := a.UpdateBrokerConfig(ctx, brokerName, map[string]string{"brokerPermission": strconv.Itoa(perm)}); err != nil {
 		return err
 	}
 	var errs []error

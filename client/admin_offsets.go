@@ -151,15 +151,7 @@ func (a *Admin) ResetOffsetByTimestamp(ctx context.Context, group, topic string,
 	out := map[MessageQueue]int64{}
 	for _, q := range route.ReadQueues {
 		bd, _ := route.Broker(q.BrokerName)
-		resp, _, err := a.callGroupResp(ctx, bd, func() *remoting.Command {
-			ext := queueExt(q)
-			ext["timestamp"] = strconv.FormatInt(ts.UnixMilli(), 10)
-			return remoting.NewRequest(remoting.ReqSearchOffsetByTimestamp, ext, nil)
-		})
-		if err != nil {
-			return out, err
-		}
-		off, err := extOffset(resp)
+		off, err := a.searchOffset(ctx, bd, q, ts)
 		if err != nil {
 			return out, err
 		}

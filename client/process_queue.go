@@ -156,9 +156,13 @@ func (pq *processQueue) info() protocol.ProcessQueueInfo {
 	in := protocol.ProcessQueueInfo{CommitOffset: pq.commitOffsetLocked(), CachedMsgCount: int64(len(pq.msgs)),
 		CachedMsgSizeInMiB: pq.bytes >> 20, Droped: pq.dropped, LastPullTimestamp: pq.lastPull,
 		LastConsumeTimestamp: pq.lastConsume}
-	if len(pq.msgs) > 0 {
-		in.CachedMsgMinOffset = slices.Min(slices.Collect(maps.Keys(pq.msgs)))
-		in.CachedMsgMaxOffset = slices.Max(slices.Collect(maps.Keys(pq.msgs)))
+	first := true
+	for o := range pq.msgs {
+		if first || o < in.CachedMsgMinOffset {
+			in.CachedMsgMinOffset = o
+		}
+		in.CachedMsgMaxOffset = max(in.CachedMsgMaxOffset, o)
+		first = false
 	}
 	return in
 }

@@ -161,7 +161,7 @@ func (gm *groupMember) runningProperties() map[string]string {
 	if gm.active {
 		consumeType = protocol.ConsumeActively
 	}
-	p := map[string]string{
+	return map[string]string{
 		protocol.PropConsumeType:            consumeType,
 		protocol.PropConsumeOrderly:         strconv.FormatBool(gm.orderly),
 		protocol.PropClientVersion:          clientVersionName,
@@ -176,5 +176,4 @@ func (gm *groupMember) runningProperties() map[string]string {
 		"consumeConcurrentlyMaxSpan":        strconv.FormatInt(cfg.maxSpan, 10),
 		"unitMode":                          "false",
 	}
-	return p
 }
