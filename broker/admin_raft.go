@@ -13,18 +13,24 @@ package broker
 
 import (
 	"context"
+	"errors"
 	"strconv"
 	"time"
 
 	"github.com/hashicorp/go-hclog"
 
+	"github.com/raftmq/raftmq/dledger"
 	"github.com/raftmq/raftmq/protocol"
 	"github.com/raftmq/raftmq/remoting"
 )
 
-// membershipTimeout bounds one membership change; adding a voter waits for
-// raft to accept the configuration entry, not for the node to catch up.
+// membershipTimeout bounds removing a member.
 const membershipTimeout = 10 * time.Second
+
+// addVoterTimeout bounds one add-voter request, within the admin client's
+// 5 s request timeout: a new node still catching up after half of it is
+// answered SYSTEM_BUSY (it stays a non-voter) and the client asks again.
+const addVoterTimeout = 4 * time.Second
 
 // raftAdmin serves raftmq's membership and leadership codes.
 type raftAdmin struct {
@@ -53,28 +59,43 @@ func (a *raftAdmin) snapshot(_ context.Context, _ *remoting.Conn, req *remoting.
 	return resp
 }
 
+// isMember reports whether id is in the configuration, voter or not.
 func (a *raftAdmin) isMember(id string) bool {
-	peers, err := a.rep.node.Members()
+	ms, err := a.raftMembers()
 	if err != nil {
 		return false
 	}
-	for _, p := range peers {
-		if p.ID == id {
+	for _, m := range ms {
+		if m.ID == id {
 			return true
 		}
 	}
 	return false
 }
 
-func (a *raftAdmin) members(_ context.Context, _ *remoting.Conn, req *remoting.Command) *remoting.Command {
-	peers, err := a.rep.node.Members()
+// raftMembers lists the voters, then the non-voters still catching up.
+func (a *raftAdmin) raftMembers() ([]protocol.RaftMember, error) {
+	voters, err := a.rep.node.Members()
 	if err != nil {
-		return errResponse(req, remoting.ResSystemError, "reading raft configuration: %v", err)
+		return nil, err
+	}
+	nonvoters, err := a.rep.node.Nonvoters()
+	if err != nil {
+		return nil, err
 	}
 	_, leader := a.rep.node.Leader()
-	out := make([]protocol.RaftMember, 0, len(peers))
-	for _, p := range peers {
-		out = append(out, protocol.RaftMember{ID: p.ID, RaftAddr: p.Addr, RemotingAddr: a.rep.remotingAddrOf(p.ID), Leader: p.ID == leader})
+	out := make([]protocol.RaftMember, 0, len(voters)+len(nonvoters))
+	for i, p := range append(voters, nonvoters...) {
+		out = append(out, protocol.RaftMember{ID: p.ID, RaftAddr: p.Addr, RemotingAddr: a.rep.remotingAddrOf(p.ID),
+			Leader: p.ID == leader, Nonvoter: i >= len(voters)})
+	}
+	return out, nil
+}
+
+func (a *raftAdmin) members(_ context.Context, _ *remoting.Conn, req *remoting.Command) *remoting.Command {
+	out, err := a.raftMembers()
+	if err != nil {
+		return errResponse(req, remoting.ResSystemError, "reading raft configuration: %v", err)
 	}
 	return jsonResponse(req, out)
 }
@@ -84,9 +105,12 @@ func (a *raftAdmin) addVoter(ctx context.Context, _ *remoting.Conn, req *remotin
 	if id == "" || addr == "" {
 		return errResponse(req, remoting.ResSystemError, "add voter needs ext id and raftAddr")
 	}
-	ctx, cancel := context.WithTimeout(ctx, membershipTimeout)
+	ctx, cancel := context.WithTimeout(ctx, addVoterTimeout)
 	defer cancel()
 	if err := a.rep.node.AddVoter(ctx, id, addr); err != nil {
+		if errors.Is(err, dledger.ErrCatchingUp) {
+			return errResponse(req, remoting.ResSystemBusy, "%v", err)
+		}
 		return a.rep.proposeFailure(ctx, req, err)
 	}
 	a.log.Info("added voter", "id", id, "raft_addr", addr)

@@ -3,6 +3,7 @@ package broker_test
 import (
 	"encoding/json"
 	"fmt"
+	"strings"
 	"testing"
 	"time"
 
@@ -91,5 +92,23 @@ func TestRaftAdminTransferRemoveAdd(t *testing.T) {
 	}
 	if ms := members(t, g, target); len(ms) != 3 {
 		t.Fatalf("members after add = %+v", ms)
+	}
+
+	// A node that cannot be replicated to stays a non-voter: the leader
+	// answers SYSTEM_BUSY, lists it as one, and it can be removed.
+	resp = g.Invoke(target, remoting.NewRequest(remoting.ReqRaftAddVoter, map[string]string{"id": "ghost", "raftAddr": "127.0.0.1:1"}, nil))
+	if resp.Code != remoting.ResSystemBusy || !strings.Contains(resp.Remark, "catching up") {
+		t.Fatalf("add an unreachable node = %d %q, want SYSTEM_BUSY catching up", resp.Code, resp.Remark)
+	}
+	ms := members(t, g, target)
+	if len(ms) != 4 || ms[3].ID != "ghost" || !ms[3].Nonvoter || ms[0].Nonvoter {
+		t.Fatalf("members with a node catching up = %+v", ms)
+	}
+	resp = g.Invoke(target, remoting.NewRequest(remoting.ReqRaftRemoveServer, map[string]string{"id": "ghost"}, nil))
+	if resp.Code != remoting.ResSuccess {
+		t.Fatalf("remove the non-voter: %d %s", resp.Code, resp.Remark)
+	}
+	if ms := members(t, g, target); len(ms) != 3 {
+		t.Fatalf("members after removing the non-voter = %+v", ms)
 	}
 }

@@ -73,7 +73,7 @@ func raftCommands() []*ucli.Command {
 	return []*ucli.Command{
 		{
 			Name:   "members",
-			Usage:  "list a broker group's raft voters",
+			Usage:  "list a broker group's raft members (voters, and non-voters still catching up)",
 			Flags:  []ucli.Flag{namesrvFlag(), brokerNameFlag(), outputFlag()},
 			Action: withAdmin(clusterMembers),
 		},
@@ -133,8 +133,11 @@ func clusterMembers(ctx context.Context, c *ucli.Context, a *client.Admin) error
 		fmt.Fprintln(w, "NODE\tRAFT\tCLIENTS\tROLE")
 		for _, m := range ms {
 			role := "follower"
-			if m.Leader {
+			switch {
+			case m.Leader:
 				role = "leader"
+			case m.Nonvoter:
+				role = "non-voter (catching up)"
 			}
 			fmt.Fprintf(w, "%s\t%s\t%s\t%s\n", m.ID, m.RaftAddr, m.RemotingAddr, role)
 		}

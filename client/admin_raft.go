@@ -3,8 +3,10 @@ package client
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"strconv"
+	"time"
 
 	"github.com/raftmq/raftmq/protocol"
 	"github.com/raftmq/raftmq/remoting"
@@ -52,10 +54,28 @@ func (a *Admin) raftChange(ctx context.Context, brokerName string, code int16, e
 }
 
 // AddVoter adds node id, reachable for raft at raftAddr, to a broker group.
-// The node must be running with Join set (raftmq broker --join).
+// The node must be running with Join set (raftmq broker --join). It joins
+// as a non-voter and is promoted once it has caught up with the leader's
+// log; while the leader answers that it is still catching up
+// (SYSTEM_BUSY), AddVoter asks again until ctx ends.
 func (a *Admin) AddVoter(ctx context.Context, brokerName, id, raftAddr string) error {
-	return a.raftChange(ctx, brokerName, remoting.ReqRaftAddVoter, map[string]string{"id": id, "raftAddr": raftAddr})
+	for {
+		err := a.raftChange(ctx, brokerName, remoting.ReqRaftAddVoter, map[string]string{"id": id, "raftAddr": raftAddr})
+		var e *Error
+		if !errors.As(err, &e) || e.Code != remoting.ResSystemBusy {
+			return err
+		}
+		select {
+		case <-ctx.Done():
+			return err
+		case <-time.After(catchUpRetry):
+		}
+	}
 }
+
+// catchUpRetry is how long AddVoter waits before asking again about a node
+// still catching up.
+const catchUpRetry = 200 * time.Millisecond
 
 // RemoveServer removes node id from a broker group's configuration.
 func (a *Admin) RemoveServer(ctx context.Context, brokerName, id string) error {

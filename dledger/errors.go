@@ -34,6 +34,10 @@ var (
 	// ErrUnknownServer means a membership call named a server that is not
 	// in the configuration.
 	ErrUnknownServer = errors.New("dledger: unknown server")
+	// ErrCatchingUp means AddVoter added a node as a non-voter and the node
+	// had not yet caught up with the leader's log; it does not count
+	// towards the quorum, and AddVoter again promotes it once it has.
+	ErrCatchingUp = errors.New("dledger: new member still catching up")
 )
 
 // NotLeaderError is returned by writes on a node that is not the leader.

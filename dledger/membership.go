@@ -31,33 +31,119 @@ func waitFuture(ctx context.Context, f raft.Future) error {
 	}
 }
 
-// Members returns the group's current configuration.
-func (n *Node) Members() ([]Peer, error) {
+// Members returns the group's voters.
+func (n *Node) Members() ([]Peer, error) { return n.servers(raft.Voter) }
+
+// Nonvoters returns the configuration's non-voting members: nodes AddVoter
+// added that have not yet been promoted.
+func (n *Node) Nonvoters() ([]Peer, error) { return n.servers(raft.Nonvoter) }
+
+func (n *Node) servers(suffrage raft.ServerSuffrage) ([]Peer, error) {
 	f := n.raft.GetConfiguration()
 	if err := f.Error(); err != nil {
 		return nil, err
 	}
 	var out []Peer
 	for _, s := range f.Configuration().Servers {
-		if s.Suffrage == raft.Voter {
+		if s.Suffrage == suffrage {
 			out = append(out, Peer{ID: string(s.ID), Addr: string(s.Address)})
 		}
 	}
 	return out, nil
 }
 
-// AddVoter adds (or re-addresses) a voting member. The new node must be
-// started with empty Peers; it catches up by snapshot and log before it
-// counts towards the quorum. Leader only.
+// AddVoter adds a voting member, in raft's safe order: a new node joins
+// as a non-voter, is replicated to until it holds the leader's log, and
+// only then is promoted, so an empty node never counts towards the quorum
+// (adding it straight as a voter makes every write wait for its catch-up,
+// and a group missing one more node stops). The new node must be started
+// with empty Peers. AddVoter waits for the catch-up for at most half of
+// ctx's remaining time, keeping the rest for the promotion; a node still
+// behind then stays a non-voter and ErrCatchingUp says how far it is —
+// calling AddVoter again promotes it once it has caught up. An existing
+// voter is re-addressed. Leader only.
 func (n *Node) AddVoter(ctx context.Context, id, addr string) error {
 	if !n.IsLeader() {
 		return n.notLeader()
+	}
+	cur, err := n.server(id)
+	if err != nil {
+		return err
+	}
+	if cur == nil || cur.Suffrage != raft.Voter {
+		if err := n.addNonvoter(ctx, id, addr, cur); err != nil {
+			return err
+		}
+		if err := n.waitCaughtUp(ctx, id, addr); err != nil {
+			return err
+		}
 	}
 	f := n.raft.AddVoter(raft.ServerID(id), raft.ServerAddress(addr), 0, timeoutOf(ctx))
 	if err := waitFuture(ctx, f); err != nil {
 		return fmt.Errorf("dledger: add voter %s: %w", id, n.prop.mapErr(err))
 	}
 	return n.membershipDurable(ctx, "add voter "+id, f.Index())
+}
+
+// server returns the configuration's entry for id, nil when it has none.
+func (n *Node) server(id string) (*raft.Server, error) {
+	f := n.raft.GetConfiguration()
+	if err := f.Error(); err != nil {
+		return nil, err
+	}
+	for _, s := range f.Configuration().Servers {
+		if string(s.ID) == id {
+			return &s, nil
+		}
+	}
+	return nil, nil
+}
+
+// addNonvoter makes id a non-voter at addr unless it already is one there.
+func (n *Node) addNonvoter(ctx context.Context, id, addr string, cur *raft.Server) error {
+	if cur != nil && string(cur.Address) == addr {
+		return nil
+	}
+	f := n.raft.AddNonvoter(raft.ServerID(id), raft.ServerAddress(addr), 0, timeoutOf(ctx))
+	if err := waitFuture(ctx, f); err != nil {
+		return fmt.Errorf("dledger: add %s as a non-voter: %w", id, n.prop.mapErr(err))
+	}
+	n.log.Info("added a non-voter; promoting it once it has caught up", "id", id, "addr", addr)
+	return nil
+}
+
+// catchUpPoll is how often AddVoter looks at a new node's progress.
+const catchUpPoll = 20 * time.Millisecond
+
+// waitCaughtUp waits until the member at addr holds the log through the
+// leader's last index as of now, for at most half of ctx's remaining time.
+func (n *Node) waitCaughtUp(ctx context.Context, id, addr string) error {
+	target := n.raft.LastIndex()
+	wait := 5 * time.Second
+	if d, ok := ctx.Deadline(); ok {
+		wait = time.Until(d) / 2
+	}
+	t := time.NewTimer(wait)
+	defer t.Stop()
+	tick := time.NewTicker(catchUpPoll)
+	defer tick.Stop()
+	for {
+		ok, held := n.progress.caughtUp(raft.ServerAddress(addr), target)
+		if ok {
+			return nil
+		}
+		if !n.IsLeader() {
+			return n.notLeader()
+		}
+		select {
+		case <-tick.C:
+		case <-t.C:
+			return fmt.Errorf("%w: %s (a non-voter until then) holds the log through %d of %d; ask again to promote it",
+				ErrCatchingUp, id, held, target)
+		case <-ctx.Done():
+			return ctx.Err()
+		}
+	}
 }
 
 // RemoveServer removes a member. Removing the leader itself makes it step

@@ -37,6 +37,8 @@ type Node struct {
 	fsm     *fsm
 	trans   raft.Transport
 	prop    *proposer
+	// progress is what the leader knows of each follower's log.
+	progress *progressTransport
 
 	stable  raft.StableStore
 	logs    raft.LogStore
@@ -111,6 +113,7 @@ func (n *Node) open() error {
 			n.log.Warn("log recovering from corruption: no votes until it holds the entries it had", "through", x)
 		}
 	}
+	trans, n.progress = newProgressTransport(trans)
 	rc := cfg.raftConfig()
 	if err := n.bootstrap(rc, stable, snaps); err != nil {
 		return err

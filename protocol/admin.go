@@ -50,6 +50,9 @@ type RaftMember struct {
 	RaftAddr     string `json:"raftAddr"`
 	RemotingAddr string `json:"remotingAddr,omitempty"`
 	Leader       bool   `json:"leader"`
+	// Nonvoter marks a node added but not yet promoted: it is still
+	// catching up and does not count towards the quorum.
+	Nonvoter bool `json:"nonvoter,omitempty"`
 }
 
 // ConsumerOffsetWrapper is GET_ALL_CONSUMER_OFFSET's body (RocketMQ's

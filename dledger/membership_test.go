@@ -1,0 +1,65 @@
+package dledger_test
+
+import (
+	"context"
+	"errors"
+	"testing"
+	"time"
+
+	"github.com/raftmq/raftmq/dledger"
+	"github.com/raftmq/raftmq/dledger/dledgertest"
+)
+
+// TestAddVoterPromotesOnlyOnceCaughtUp: a node added while it cannot be
+// replicated to (here: cut off, with another follower down) must not
+// count towards the quorum. Added straight as a voter, the configuration
+// of four would need three of them while only two answer: writes stop
+// and the change never commits. In raft's safe order it joins as a
+// non-voter, AddVoter reports it catching up, writes go on, and asking
+// again once it is reachable promotes it.
+func TestAddVoterPromotesOnlyOnceCaughtUp(t *testing.T) {
+	c := dledgertest.New(t, dledgertest.Options{Configure: fastConfig})
+	li := c.WaitLeader(5 * time.Second)
+	p, stop := background(t, c, 4)
+	defer stop()
+	waitAcks(t, c, p, 50)
+	down := -1
+	for _, i := range c.Live() {
+		if i != li {
+			down = i
+			break
+		}
+	}
+	c.Kill(down)
+	nw := c.AddMember()
+	c.Partition(nw)
+
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+	err := c.Node(li).AddVoter(ctx, c.Member(nw).ID, c.Member(nw).Addr)
+	cancel()
+	if !errors.Is(err, dledger.ErrCatchingUp) {
+		t.Fatalf("AddVoter of an unreachable node: %v, want ErrCatchingUp", err)
+	}
+	if m, err := c.Node(li).Members(); err != nil || len(m) != 3 {
+		t.Fatalf("voters while the new node catches up: %v, %v (want the 3 of before)", m, err)
+	}
+	// Two of three voters answer: the group still writes.
+	waitAcks(t, c, p, 50)
+
+	c.Heal()
+	c.Restart(down)
+	ctx, cancel = context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	c.Eventually(15*time.Second, func() error {
+		l := c.Node(c.WaitLeader(5 * time.Second))
+		return l.AddVoter(ctx, c.Member(nw).ID, c.Member(nw).Addr)
+	})
+	if m, err := c.Node(c.WaitLeader(5 * time.Second)).Members(); err != nil || len(m) != 4 {
+		t.Fatalf("voters after the promotion: %v, %v", m, err)
+	}
+	waitAcks(t, c, p, 50)
+	stop()
+	c.WaitConverged(10 * time.Second)
+	checkAcked(t, c, p.acks())
+	checkQueuesIdentical(t, c)
+}
