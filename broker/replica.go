@@ -92,23 +92,28 @@ func (r *replica) leaderRemotingAddr() string {
 }
 
 // forward sends req to the leader and returns the leader's response
-// addressed to req.
+// addressed to req (forwardOrLead, answering a retry when this node is
+// elected meanwhile).
 func (r *replica) forward(ctx context.Context, req *remoting.Command) *remoting.Command {
+	if resp := r.forwardOrLead(ctx, req); resp != nil {
+		return resp
+	}
+	return errResponse(req, remoting.ResServiceNotAvailable,
+		"broker %s became the leader of %s while forwarding; retry", r.self.ID, r.group)
+}
+
+// forwardOrLead sends req to the leader and returns the leader's response
+// addressed to req, or nil when this node became the leader meanwhile:
+// the caller then serves req itself. When this node sees leadership move
+// while it waits (it forwarded to a leader that has just been paused, cut
+// off or killed), it forwards again to the new leader at once instead of
+// waiting out the old one: the client's attempt would time out first. A
+// send stored by the old leader as well is answered from the dedupe
+// window.
+func (r *replica) forwardOrLead(ctx context.Context, req *remoting.Command) *remoting.Command {
 	if req.ExtFields[extForwarded] != "" {
 		return errResponse(req, remoting.ResServiceNotAvailable,
 			"broker %s is not the leader of %s (request already forwarded once)", r.self.ID, r.group)
-	}
-	addr := r.leaderRemotingAddr()
-	if addr == "" && r.noSpace != nil {
-		if err := r.noSpace(); err != nil {
-			return errResponse(req, remoting.ResServiceNotAvailable,
-				"service not available now: disk full on broker %s (%v) and broker group %s has no leader right now; writes resume by themselves once space is freed",
-				r.self.ID, err, r.group)
-		}
-	}
-	if addr == "" {
-		return errResponse(req, remoting.ResServiceNotAvailable,
-			"broker group %s has no leader right now, retry", r.group)
 	}
 	fwd := req.Clone()
 	fwd.Flag &^= remoting.FlagOneway
@@ -121,20 +126,75 @@ func (r *replica) forward(ctx context.Context, req *remoting.Command) *remoting.
 	}
 	ctx, cancel := context.WithTimeout(ctx, r.forwardTimeout)
 	defer cancel()
-	resp, err := r.client.Invoke(ctx, addr, fwd)
-	if err != nil {
-		return errResponse(req, remoting.ResSystemError, "forwarding to leader %s: %v", addr, err)
+	moved, unsubscribe := r.node.SubscribeLeader()
+	defer unsubscribe()
+	for {
+		addr := r.leaderRemotingAddr()
+		if addr == "" && r.isLeader() {
+			return nil
+		}
+		if addr == "" {
+			return r.noLeader(req)
+		}
+		again, resp, err := r.invokeLeader(ctx, addr, fwd, moved)
+		if again {
+			continue
+		}
+		if err != nil {
+			return errResponse(req, remoting.ResSystemError, "forwarding to leader %s: %v", addr, err)
+		}
+		out := resp.Clone()
+		out.Opaque, out.SerializeType = req.Opaque, req.SerializeType
+		return out
 	}
-	out := resp.Clone()
-	out.Opaque, out.SerializeType = req.Opaque, req.SerializeType
-	return out
+}
+
+// invokeLeader sends fwd to the leader at addr; again is true when this
+// node saw another leader elected before the answer came.
+func (r *replica) invokeLeader(ctx context.Context, addr string, fwd *remoting.Command, moved <-chan dledger.LeaderEvent) (again bool, _ *remoting.Command, _ error) {
+	ictx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	type answer struct {
+		resp *remoting.Command
+		err  error
+	}
+	done := make(chan answer, 1)
+	go func() {
+		resp, err := r.client.Invoke(ictx, addr, fwd)
+		done <- answer{resp, err}
+	}()
+	for {
+		select {
+		case a := <-done:
+			return false, a.resp, a.err
+		case ev := <-moved:
+			if ev.LeaderID != "" && r.remotingAddrOf(ev.LeaderID) != addr {
+				return true, nil, nil
+			}
+		}
+	}
+}
+
+// noLeader answers req while this node knows no leader to forward to.
+func (r *replica) noLeader(req *remoting.Command) *remoting.Command {
+	if r.noSpace != nil {
+		if err := r.noSpace(); err != nil {
+			return errResponse(req, remoting.ResServiceNotAvailable,
+				"service not available now: disk full on broker %s (%v) and broker group %s has no leader right now; writes resume by themselves once space is freed",
+				r.self.ID, err, r.group)
+		}
+	}
+	return errResponse(req, remoting.ResServiceNotAvailable,
+		"broker group %s has no leader right now, retry", r.group)
 }
 
 // leaderOnly forwards req to the leader unless this node leads.
 func (r *replica) leaderOnly(h handlerFunc) handlerFunc {
 	return func(ctx context.Context, c *remoting.Conn, req *remoting.Command) *remoting.Command {
 		if !r.isLeader() {
-			return r.forward(ctx, req)
+			if resp := r.forwardOrLead(ctx, req); resp != nil {
+				return resp
+			}
 		}
 		return h(ctx, c, req)
 	}

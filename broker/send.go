@@ -116,7 +116,9 @@ type sendRequest struct {
 func (s *sendService) sendMessage(ctx context.Context, c *remoting.Conn, req *remoting.Command) *remoting.Command {
 	req = withBornHost(c, req)
 	if !s.rep.isLeader() {
-		return s.rep.forward(ctx, req)
+		if resp := s.rep.forwardOrLead(ctx, req); resp != nil {
+			return resp
+		}
 	}
 	h, err := protocol.DecodeSendMessageHeader(req.Code, req.ExtFields)
 	if err != nil {

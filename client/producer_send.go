@@ -17,6 +17,9 @@ const (
 	// suspectFor is how long an address that failed is tried only after
 	// the other nodes of its group.
 	suspectFor = 2 * time.Second
+	// answeredSuspectFor is that time for a node that answered with a
+	// failover code: it is alive, and soon worth asking again.
+	answeredSuspectFor = 250 * time.Millisecond
 	// maxFailoverBackoff caps the pause between failover attempts.
 	maxFailoverBackoff = 100 * time.Millisecond
 	// busyBackoff is the first pause after a SYSTEM_BUSY answer; it
@@ -283,9 +286,7 @@ func (p *Producer) attempt(ctx context.Context, pm *prepared, lastBroker string)
 	start := time.Now()
 	res, err := p.sendOnce(ctx, addr, q, pm)
 	p.fault.record(q.BrokerName, time.Since(start), err != nil && isFailover(err))
-	if err != nil && isFailover(err) {
-		p.markSuspect(addr)
-	}
+	p.suspectOn(addr, err)
 	return res, q.BrokerName, err
 }
 
@@ -323,10 +324,25 @@ func (p *Producer) pickGroupAddr(bd protocol.BrokerData, ok bool, broker string)
 	return best, nil
 }
 
-func (p *Producer) markSuspect(addr string) {
+// suspectOn suspects addr after a failed attempt: for suspectFor when it
+// did not answer (a timeout, a broken connection), for answeredSuspectFor
+// when it answered a failover code ("no leader right now"). A node that
+// answers is alive and forwards to the new leader as soon as it knows one,
+// often before the route names it: the next attempt goes to another node,
+// but the one after may come back to it rather than to a silent leader.
+func (p *Producer) suspectOn(addr string, err error) {
+	switch {
+	case isTransport(err):
+		p.markSuspect(addr, suspectFor)
+	case isFailover(err):
+		p.markSuspect(addr, answeredSuspectFor)
+	}
+}
+
+func (p *Producer) markSuspect(addr string, d time.Duration) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	p.suspect[addr] = time.Now().Add(suspectFor)
+	p.suspect[addr] = time.Now().Add(d)
 }
 
 // noteLeaders clears the suspicion of a node a fresh route names as a

@@ -345,8 +345,6 @@ func (tp *TransactionProducer) endOnce(ctx context.Context, topic, broker string
 	} else {
 		_, err = p.c.call(ctx, addr, req)
 	}
-	if err != nil && isFailover(err) {
-		p.markSuspect(addr)
-	}
+	p.suspectOn(addr, err)
 	return err
 }
