@@ -3,6 +3,7 @@ package dledger_test
 import (
 	"context"
 	"errors"
+	"fmt"
 	"testing"
 	"time"
 
@@ -62,4 +63,38 @@ func TestAddVoterPromotesOnlyOnceCaughtUp(t *testing.T) {
 	c.WaitConverged(10 * time.Second)
 	checkAcked(t, c, p.acks())
 	checkQueuesIdentical(t, c)
+}
+
+// TestFollowerBackFromOutageReplicatedAtOnce: a follower down for 6 s is
+// replicated to again as soon as it is back. hashicorp/raft alone doubles
+// its pause after every failed AppendEntries (10 ms up to 10 s), so after
+// 6 s of failures it waited seconds more before trying the returned
+// follower: had the other follower failed then, the group would have
+// stopped writing for that long.
+func TestFollowerBackFromOutageReplicatedAtOnce(t *testing.T) {
+	c := dledgertest.New(t, dledgertest.Options{Configure: fastConfig})
+	li := c.WaitLeader(5 * time.Second)
+	p, stop := background(t, c, 4)
+	defer stop()
+	waitAcks(t, c, p, 50)
+	down := (li + 1) % 3
+	c.Kill(down)
+	time.Sleep(6 * time.Second) // the outage itself: what raft's backoff grows over
+	c.Restart(down)
+	back := time.Now()
+	target := c.Node(li).AppliedIndex()
+	c.Eventually(10*time.Second, func() error {
+		if got := c.Node(down).AppliedIndex(); got < target {
+			return fmt.Errorf("n%d applied %d of %d", down, got, target)
+		}
+		return nil
+	})
+	took := time.Since(back)
+	t.Logf("n%d caught up %v after its restart", down, took)
+	if took > 2*time.Second {
+		t.Errorf("n%d caught up only %v after it was back: the leader was still backing off", down, took)
+	}
+	stop()
+	c.WaitConverged(10 * time.Second)
+	checkAcked(t, c, p.acks())
 }

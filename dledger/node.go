@@ -113,7 +113,7 @@ func (n *Node) open() error {
 			n.log.Warn("log recovering from corruption: no votes until it holds the entries it had", "through", x)
 		}
 	}
-	trans, n.progress = newProgressTransport(trans)
+	trans, n.progress = newProgressTransport(trans, n.retryPointless)
 	rc := cfg.raftConfig()
 	if err := n.bootstrap(rc, stable, snaps); err != nil {
 		return err
@@ -356,6 +356,18 @@ func (n *Node) closeStores() error {
 		errs = append(errs, c())
 	}
 	return errors.Join(errs...)
+}
+
+// retryPointless reports that the node is closing or does not lead: its
+// replication calls need not be retried.
+func (n *Node) retryPointless() bool {
+	select {
+	case <-n.done:
+		return true
+	default:
+	}
+	r := n.raftRef.Load()
+	return r == nil || r.State() != raft.Leader
 }
 
 // ID returns the node's raft server ID.

@@ -3,6 +3,7 @@ package dledger
 import (
 	"io"
 	"sync"
+	"time"
 
 	"github.com/hashicorp/raft"
 )
@@ -11,9 +12,24 @@ import (
 // known to hold the log, from the answers to raft's own replication
 // calls: hashicorp/raft keeps its match indexes private. AddVoter uses it
 // to promote a new node only once it has caught up.
+//
+// It also keeps raft's retry backoff towards a failing follower short.
+// hashicorp/raft doubles the pause before its next AppendEntries after
+// every failed one, up to 10 s, and nothing cuts a pause short: a follower
+// killed, cut off or refusing writes (disk full) for a few seconds is
+// replicated to again only seconds after it is back, and if the other
+// follower fails meanwhile the group stops writing for that long. Here an
+// AppendEntries that cannot reach its follower is retried inside the call
+// every retryMax at most, for up to retryFor, before raft sees the error
+// (so raft counts one failure per retryFor, not one per attempt); a
+// rejection raft would back off from is answered after a pause capped at
+// retryMax and marked NoRetryBackoff.
 type progressTransport struct {
 	raft.Transport
-	mu sync.Mutex
+	// stop reports that retrying is pointless: the node is closing or no
+	// longer leads.
+	stop func() bool
+	mu   sync.Mutex
 	// match is the highest index a successful AppendEntries or
 	// InstallSnapshot to the address covered.
 	match map[raft.ServerAddress]uint64
@@ -21,7 +37,19 @@ type progressTransport struct {
 	// a synchronous AppendEntries brought the follower up to the leader's
 	// last index, and closes it when replication falls back to catch-up.
 	piped map[raft.ServerAddress]int
+	// rejected counts consecutive rejections per address, for the pause.
+	rejected map[raft.ServerAddress]int
 }
+
+const (
+	// retryFirst and retryMax bound the pause between attempts of one
+	// AppendEntries to a follower that fails.
+	retryFirst = 10 * time.Millisecond
+	retryMax   = 100 * time.Millisecond
+	// retryFor is how long one AppendEntries keeps retrying a follower it
+	// cannot reach before raft sees the error.
+	retryFor = time.Second
+)
 
 // progressPreVoteTransport adds pre-vote when the wrapped transport has it.
 type progressPreVoteTransport struct {
@@ -29,8 +57,9 @@ type progressPreVoteTransport struct {
 	raft.WithPreVote
 }
 
-func newProgressTransport(t raft.Transport) (raft.Transport, *progressTransport) {
-	p := &progressTransport{Transport: t, match: map[raft.ServerAddress]uint64{}, piped: map[raft.ServerAddress]int{}}
+func newProgressTransport(t raft.Transport, stop func() bool) (raft.Transport, *progressTransport) {
+	p := &progressTransport{Transport: t, stop: stop, match: map[raft.ServerAddress]uint64{},
+		piped: map[raft.ServerAddress]int{}, rejected: map[raft.ServerAddress]int{}}
 	if pv, ok := t.(raft.WithPreVote); ok {
 		return progressPreVoteTransport{p, pv}, p
 	}
@@ -57,11 +86,66 @@ func (t *progressTransport) advance(addr raft.ServerAddress, index uint64) {
 
 // AppendEntries implements raft.Transport.
 func (t *progressTransport) AppendEntries(id raft.ServerID, target raft.ServerAddress, req *raft.AppendEntriesRequest, resp *raft.AppendEntriesResponse) error {
-	err := t.Transport.AppendEntries(id, target, req, resp)
-	if err == nil && resp.Success && len(req.Entries) > 0 {
-		t.advance(target, req.Entries[len(req.Entries)-1].Index)
+	if isHeartbeat(req) {
+		// raft's heartbeat goroutine has its own backoff, capped at half
+		// the heartbeat timeout.
+		return t.Transport.AppendEntries(id, target, req, resp)
 	}
-	return err
+	err := t.appendRetrying(id, target, req, resp)
+	if err != nil || resp.Term > req.Term {
+		return err
+	}
+	if resp.Success {
+		t.mu.Lock()
+		delete(t.rejected, target)
+		t.mu.Unlock()
+		if len(req.Entries) > 0 {
+			t.advance(target, req.Entries[len(req.Entries)-1].Index)
+		}
+		return nil
+	}
+	if !resp.NoRetryBackoff {
+		t.pauseRejected(target)
+		resp.NoRetryBackoff = true
+	}
+	return nil
+}
+
+// isHeartbeat reports whether req is one of raft's heartbeats (no log
+// position, no entries, no commit index).
+func isHeartbeat(req *raft.AppendEntriesRequest) bool {
+	return len(req.Entries) == 0 && req.PrevLogEntry == 0 && req.PrevLogTerm == 0 && req.LeaderCommitIndex == 0
+}
+
+// appendRetrying sends req until an answer comes, retryFor passes or
+// retrying is pointless. AppendEntries is idempotent: a request resent
+// after a lost answer changes nothing.
+func (t *progressTransport) appendRetrying(id raft.ServerID, target raft.ServerAddress, req *raft.AppendEntriesRequest, resp *raft.AppendEntriesResponse) error {
+	deadline := time.Now().Add(retryFor)
+	wait := retryFirst
+	for {
+		err := t.Transport.AppendEntries(id, target, req, resp)
+		if err == nil || t.stop() || time.Now().Add(wait).After(deadline) {
+			return err
+		}
+		time.Sleep(wait)
+		wait = min(2*wait, retryMax)
+	}
+}
+
+// pauseRejected waits before a rejection (a follower failing to store
+// entries) is handed back to raft: 10 ms doubling per consecutive
+// rejection, at most retryMax.
+func (t *progressTransport) pauseRejected(target raft.ServerAddress) {
+	t.mu.Lock()
+	n := t.rejected[target]
+	t.rejected[target] = n + 1
+	t.mu.Unlock()
+	wait := retryFirst
+	for ; n > 0 && wait < retryMax; n-- {
+		wait *= 2
+	}
+	time.Sleep(min(wait, retryMax))
 }
 
 // InstallSnapshot implements raft.Transport.
