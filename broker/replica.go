@@ -92,25 +92,25 @@ func (r *replica) leaderRemotingAddr() string {
 }
 
 // forward sends req to the leader and returns the leader's response
-// addressed to req (forwardOrLead, answering a retry when this node is
-// elected meanwhile).
+// addressed to req. It waits for the leader it forwarded to even if
+// leadership moves meanwhile: the request may be the one moving it (a
+// leadership transfer), or one that must not run twice.
 func (r *replica) forward(ctx context.Context, req *remoting.Command) *remoting.Command {
-	if resp := r.forwardOrLead(ctx, req); resp != nil {
-		return resp
-	}
-	return errResponse(req, remoting.ResServiceNotAvailable,
-		"broker %s became the leader of %s while forwarding; retry", r.self.ID, r.group)
+	return r.forwarding(ctx, req, false)
 }
 
-// forwardOrLead sends req to the leader and returns the leader's response
-// addressed to req, or nil when this node became the leader meanwhile:
-// the caller then serves req itself. When this node sees leadership move
-// while it waits (it forwarded to a leader that has just been paused, cut
-// off or killed), it forwards again to the new leader at once instead of
-// waiting out the old one: the client's attempt would time out first. A
-// send stored by the old leader as well is answered from the dedupe
-// window.
-func (r *replica) forwardOrLead(ctx context.Context, req *remoting.Command) *remoting.Command {
+// forwardSend forwards a send like forward, except that when this node
+// sees leadership move while it waits (it forwarded to a leader that has
+// just been paused, cut off or killed), it forwards again to the new
+// leader at once instead of waiting out the old one — the client's
+// attempt would time out first — or returns nil when it is the new leader
+// itself: the caller then stores the send. A send stored by the old leader
+// as well is answered from the dedupe window.
+func (r *replica) forwardSend(ctx context.Context, req *remoting.Command) *remoting.Command {
+	return r.forwarding(ctx, req, true)
+}
+
+func (r *replica) forwarding(ctx context.Context, req *remoting.Command, follow bool) *remoting.Command {
 	if req.ExtFields[extForwarded] != "" {
 		return errResponse(req, remoting.ResServiceNotAvailable,
 			"broker %s is not the leader of %s (request already forwarded once)", r.self.ID, r.group)
@@ -126,11 +126,15 @@ func (r *replica) forwardOrLead(ctx context.Context, req *remoting.Command) *rem
 	}
 	ctx, cancel := context.WithTimeout(ctx, r.forwardTimeout)
 	defer cancel()
-	moved, unsubscribe := r.node.SubscribeLeader()
-	defer unsubscribe()
+	var moved <-chan dledger.LeaderEvent
+	if follow {
+		ch, unsubscribe := r.node.SubscribeLeader()
+		defer unsubscribe()
+		moved = ch
+	}
 	for {
 		addr := r.leaderRemotingAddr()
-		if addr == "" && r.isLeader() {
+		if addr == "" && follow && r.isLeader() {
 			return nil
 		}
 		if addr == "" {
@@ -150,8 +154,13 @@ func (r *replica) forwardOrLead(ctx context.Context, req *remoting.Command) *rem
 }
 
 // invokeLeader sends fwd to the leader at addr; again is true when this
-// node saw another leader elected before the answer came.
+// node saw another leader elected before the answer came (never with a
+// nil moved).
 func (r *replica) invokeLeader(ctx context.Context, addr string, fwd *remoting.Command, moved <-chan dledger.LeaderEvent) (again bool, _ *remoting.Command, _ error) {
+	if moved == nil {
+		resp, err := r.client.Invoke(ctx, addr, fwd)
+		return false, resp, err
+	}
 	ictx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	type answer struct {
@@ -192,9 +201,7 @@ func (r *replica) noLeader(req *remoting.Command) *remoting.Command {
 func (r *replica) leaderOnly(h handlerFunc) handlerFunc {
 	return func(ctx context.Context, c *remoting.Conn, req *remoting.Command) *remoting.Command {
 		if !r.isLeader() {
-			if resp := r.forwardOrLead(ctx, req); resp != nil {
-				return resp
-			}
+			return r.forward(ctx, req)
 		}
 		return h(ctx, c, req)
 	}

@@ -116,7 +116,7 @@ type sendRequest struct {
 func (s *sendService) sendMessage(ctx context.Context, c *remoting.Conn, req *remoting.Command) *remoting.Command {
 	req = withBornHost(c, req)
 	if !s.rep.isLeader() {
-		if resp := s.rep.forwardOrLead(ctx, req); resp != nil {
+		if resp := s.rep.forwardSend(ctx, req); resp != nil {
 			return resp
 		}
 	}

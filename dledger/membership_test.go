@@ -4,8 +4,11 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"sync/atomic"
 	"testing"
 	"time"
+
+	"github.com/raftmq/raftmq/commitlog"
 
 	"github.com/raftmq/raftmq/dledger"
 	"github.com/raftmq/raftmq/dledger/dledgertest"
@@ -94,6 +97,58 @@ func TestFollowerBackFromOutageReplicatedAtOnce(t *testing.T) {
 	if took > 2*time.Second {
 		t.Errorf("n%d caught up only %v after it was back: the leader was still backing off", down, took)
 	}
+	stop()
+	c.WaitConverged(10 * time.Second)
+	checkAcked(t, c, p.acks())
+}
+
+// TestNoCampaignWhileDiskFull: a node whose log refuses writes for lack of
+// space never leads while full (TestVoteGuardFullLogDoesNotCampaign has the
+// mechanism): a leadership transfer to it fails (raft waits for a target
+// to catch up, which a full node cannot) and the group keeps writing under
+// its leader; once space returns the node catches up.
+func TestNoCampaignWhileDiskFull(t *testing.T) {
+	var free [3]atomic.Int64
+	var ledFull [3]atomic.Int32 // times a node became leader while full
+	for i := range free {
+		free[i].Store(1 << 40)
+	}
+	configure := func(i int, cfg *dledger.Config) {
+		fastConfig(i, cfg)
+		cfg.OnLeaderChange = func(ev dledger.LeaderEvent) {
+			if ev.IsLeader && free[i].Load() == 0 {
+				ledFull[i].Add(1)
+			}
+		}
+	}
+	c := dledgertest.New(t, dledgertest.Options{Configure: configure, ConfigureLog: func(i int, cc *commitlog.Config) {
+		cc.Retention.MinFreeBytes = 1 << 20
+		cc.Retention.FreeBytes = func(string) (int64, error) { return free[i].Load(), nil }
+	}})
+	li := c.WaitLeader(5 * time.Second)
+	p, stop := background(t, c, 4)
+	defer stop()
+	waitAcks(t, c, p, 50)
+	full := (li + 1) % 3
+	free[full].Store(0)
+	c.Eventually(5*time.Second, func() error {
+		if c.Member(full).Log.SpaceRefusal() == nil {
+			return errors.New("space check has not run yet")
+		}
+		return nil
+	})
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	err := c.Node(li).TransferLeadership(ctx, c.Member(full).ID)
+	if err == nil {
+		t.Fatalf("leadership transferred to n%d, whose disk is full", full)
+	}
+	t.Logf("transfer to the full node refused: %v", err)
+	waitAcks(t, c, p, 50)
+	if n := ledFull[full].Load(); n != 0 {
+		t.Fatalf("n%d became leader %d times with a full disk", full, n)
+	}
+	free[full].Store(1 << 40)
 	stop()
 	c.WaitConverged(10 * time.Second)
 	checkAcked(t, c, p.acks())

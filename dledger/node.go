@@ -107,7 +107,11 @@ func (n *Node) open() error {
 	}
 	if rl, ok := n.logs.(RecoveringLog); ok {
 		var g *voteGuard
-		trans, g = newVoteGuard(trans, func() bool { return rl.RecoveringThrough() != 0 }, cfg.NodeID, n.log)
+		full := func() bool { return false }
+		if sl, ok := n.logs.(SpaceRefusingLog); ok {
+			full = func() bool { return sl.SpaceRefusal() != nil }
+		}
+		trans, g = newVoteGuard(trans, func() bool { return rl.RecoveringThrough() != 0 }, full, cfg.NodeID, n.log)
 		n.closers = append(n.closers, g.stopPump)
 		if x := rl.RecoveringThrough(); x != 0 {
 			n.log.Warn("log recovering from corruption: no votes until it holds the entries it had", "through", x)

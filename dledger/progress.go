@@ -1,6 +1,8 @@
 package dledger
 
 import (
+	"errors"
+	"fmt"
 	"io"
 	"sync"
 	"time"
@@ -19,11 +21,10 @@ import (
 // killed, cut off or refusing writes (disk full) for a few seconds is
 // replicated to again only seconds after it is back, and if the other
 // follower fails meanwhile the group stops writing for that long. Here an
-// AppendEntries that cannot reach its follower is retried inside the call
-// every retryMax at most, for up to retryFor, before raft sees the error
-// (so raft counts one failure per retryFor, not one per attempt); a
-// rejection raft would back off from is answered after a pause capped at
-// retryMax and marked NoRetryBackoff.
+// AppendEntries that cannot reach its follower, or that the follower
+// could not store, is retried inside the call every retryMax at most, for
+// up to retryFor, before raft sees an error (so raft counts one failure
+// per retryFor, not one per attempt).
 type progressTransport struct {
 	raft.Transport
 	// stop reports that retrying is pointless: the node is closing or no
@@ -37,8 +38,6 @@ type progressTransport struct {
 	// a synchronous AppendEntries brought the follower up to the leader's
 	// last index, and closes it when replication falls back to catch-up.
 	piped map[raft.ServerAddress]int
-	// rejected counts consecutive rejections per address, for the pause.
-	rejected map[raft.ServerAddress]int
 }
 
 const (
@@ -59,7 +58,7 @@ type progressPreVoteTransport struct {
 
 func newProgressTransport(t raft.Transport, stop func() bool) (raft.Transport, *progressTransport) {
 	p := &progressTransport{Transport: t, stop: stop, match: map[raft.ServerAddress]uint64{},
-		piped: map[raft.ServerAddress]int{}, rejected: map[raft.ServerAddress]int{}}
+		piped: map[raft.ServerAddress]int{}}
 	if pv, ok := t.(raft.WithPreVote); ok {
 		return progressPreVoteTransport{p, pv}, p
 	}
@@ -91,22 +90,11 @@ func (t *progressTransport) AppendEntries(id raft.ServerID, target raft.ServerAd
 		// the heartbeat timeout.
 		return t.Transport.AppendEntries(id, target, req, resp)
 	}
-	err := t.appendRetrying(id, target, req, resp)
-	if err != nil || resp.Term > req.Term {
+	if err := t.appendRetrying(id, target, req, resp); err != nil {
 		return err
 	}
-	if resp.Success {
-		t.mu.Lock()
-		delete(t.rejected, target)
-		t.mu.Unlock()
-		if len(req.Entries) > 0 {
-			t.advance(target, req.Entries[len(req.Entries)-1].Index)
-		}
-		return nil
-	}
-	if !resp.NoRetryBackoff {
-		t.pauseRejected(target)
-		resp.NoRetryBackoff = true
+	if resp.Success && len(req.Entries) > 0 {
+		t.advance(target, req.Entries[len(req.Entries)-1].Index)
 	}
 	return nil
 }
@@ -117,15 +105,26 @@ func isHeartbeat(req *raft.AppendEntriesRequest) bool {
 	return len(req.Entries) == 0 && req.PrevLogEntry == 0 && req.PrevLogTerm == 0 && req.LeaderCommitIndex == 0
 }
 
-// appendRetrying sends req until an answer comes, retryFor passes or
-// retrying is pointless. AppendEntries is idempotent: a request resent
-// after a lost answer changes nothing.
+// appendRetrying sends req until it gets an answer raft should act on,
+// retryFor passes or retrying is pointless. A follower that could not
+// store (or read) entries answers a rejection without NoRetryBackoff;
+// handed to raft, that would walk the follower's next index back one
+// entry per attempt, although nothing in its log disagrees, so it is
+// retried like an unreachable follower and, once retryFor is over,
+// returned as an error (raft then keeps the next index). AppendEntries is
+// idempotent: a request resent after a lost answer changes nothing.
 func (t *progressTransport) appendRetrying(id raft.ServerID, target raft.ServerAddress, req *raft.AppendEntriesRequest, resp *raft.AppendEntriesResponse) error {
 	deadline := time.Now().Add(retryFor)
 	wait := retryFirst
 	for {
 		err := t.Transport.AppendEntries(id, target, req, resp)
-		if err == nil || t.stop() || time.Now().Add(wait).After(deadline) {
+		if err == nil && (resp.Success || resp.NoRetryBackoff || resp.Term > req.Term) {
+			return nil
+		}
+		if err == nil {
+			err = fmt.Errorf("%w: %s has its log through %d", errFollowerStore, target, resp.LastLog)
+		}
+		if t.stop() || time.Now().Add(wait).After(deadline) {
 			return err
 		}
 		time.Sleep(wait)
@@ -133,20 +132,9 @@ func (t *progressTransport) appendRetrying(id raft.ServerID, target raft.ServerA
 	}
 }
 
-// pauseRejected waits before a rejection (a follower failing to store
-// entries) is handed back to raft: 10 ms doubling per consecutive
-// rejection, at most retryMax.
-func (t *progressTransport) pauseRejected(target raft.ServerAddress) {
-	t.mu.Lock()
-	n := t.rejected[target]
-	t.rejected[target] = n + 1
-	t.mu.Unlock()
-	wait := retryFirst
-	for ; n > 0 && wait < retryMax; n-- {
-		wait *= 2
-	}
-	time.Sleep(min(wait, retryMax))
-}
+// errFollowerStore is what raft sees of a follower that keeps failing to
+// store entries (a full disk).
+var errFollowerStore = errors.New("dledger: follower could not store the entries")
 
 // InstallSnapshot implements raft.Transport.
 func (t *progressTransport) InstallSnapshot(id raft.ServerID, target raft.ServerAddress, args *raft.InstallSnapshotRequest, resp *raft.InstallSnapshotResponse, data io.Reader) error {

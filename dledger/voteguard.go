@@ -3,6 +3,7 @@ package dledger
 import (
 	"errors"
 	"sync"
+	"sync/atomic"
 
 	"github.com/hashicorp/go-hclog"
 	"github.com/hashicorp/raft"
@@ -17,8 +18,18 @@ type RecoveringLog interface {
 	RecoveringThrough() uint64
 }
 
+// SpaceRefusingLog is a raft.LogStore that refuses writes while its disk
+// is full (the commitlog): SpaceRefusal says why, nil while it takes them.
+type SpaceRefusingLog interface {
+	SpaceRefusal() error
+}
+
 // errRecovering answers the vote requests of a node that recovers.
 var errRecovering = errors.New("dledger: node recovering a corrupt log: it neither votes nor stands for election")
+
+// errNoSpace stops a node whose log refuses writes for lack of space from
+// standing for election: as leader it could not store a single entry.
+var errNoSpace = errors.New("dledger: log refuses writes (disk full): not standing for election")
 
 // voteGuard keeps a node whose log lost acknowledged entries out of
 // elections until its log is back: incoming RequestVote, RequestPreVote
@@ -56,9 +67,18 @@ var errRecovering = errors.New("dledger: node recovering a corrupt log: it neith
 // recovering node elects only while both others are up. If a majority
 // recovers at once nothing can be elected until an operator restores one
 // of them from a peer; corruption on a majority is outside the fault model.
+//
+// The guard also keeps a node whose log refuses writes for lack of space
+// (full) from standing for election, for liveness only: it still votes,
+// but sends no vote requests and refuses TimeoutNow. Elected, it would
+// fail to store its first entry, step down, and — its log being the
+// longest — win the next election again, and the one after, until its
+// disk had room (a group of three stalled 2.6 s so in a container run).
 type voteGuard struct {
 	raft.Transport
 	recovering func() bool
+	full       func() bool
+	fullWarned atomic.Bool
 	log        hclog.Logger
 	id, addr   []byte
 
@@ -78,9 +98,9 @@ type voteGuardPreVote struct {
 
 // newVoteGuard wraps t and starts the goroutine that filters its
 // consumer; Close or stopPump stops it.
-func newVoteGuard(t raft.Transport, recovering func() bool, id string, log hclog.Logger) (raft.Transport, *voteGuard) {
+func newVoteGuard(t raft.Transport, recovering, full func() bool, id string, log hclog.Logger) (raft.Transport, *voteGuard) {
 	g := &voteGuard{
-		Transport: t, recovering: recovering, log: log,
+		Transport: t, recovering: recovering, full: full, log: log,
 		id: []byte(id), addr: []byte(t.LocalAddr()),
 		ch: make(chan raft.RPC), stop: make(chan struct{}),
 	}
@@ -130,6 +150,13 @@ func (g *voteGuard) refuse(rpc raft.RPC) bool {
 	default:
 		return false
 	}
+	if _, ok := resp.(*raft.TimeoutNowResponse); ok && !g.recovering() {
+		if err := g.campaignRefusal(); err != nil {
+			rpc.Respond(resp, err)
+			return true
+		}
+		return false
+	}
 	if !g.recovering() {
 		return false
 	}
@@ -149,18 +176,36 @@ func (g *voteGuard) header() raft.RPCHeader {
 	return raft.RPCHeader{ProtocolVersion: raft.ProtocolVersionMax, ID: g.id, Addr: g.addr}
 }
 
-// RequestVote implements raft.Transport: not sent while recovering.
-func (g *voteGuard) RequestVote(id raft.ServerID, target raft.ServerAddress, req *raft.RequestVoteRequest, resp *raft.RequestVoteResponse) error {
+// campaignRefusal says why this node must not stand for election now
+// (recovering, or a log refusing writes for space), nil when it may.
+func (g *voteGuard) campaignRefusal() error {
 	if g.recovering() {
 		return errRecovering
+	}
+	if g.full() {
+		if !g.fullWarned.Swap(true) {
+			g.log.Warn("not standing for election while the log refuses writes for lack of space")
+		}
+		return errNoSpace
+	}
+	g.fullWarned.Store(false)
+	return nil
+}
+
+// RequestVote implements raft.Transport: not sent while this node must not
+// stand for election.
+func (g *voteGuard) RequestVote(id raft.ServerID, target raft.ServerAddress, req *raft.RequestVoteRequest, resp *raft.RequestVoteResponse) error {
+	if err := g.campaignRefusal(); err != nil {
+		return err
 	}
 	return g.Transport.RequestVote(id, target, req, resp)
 }
 
-// RequestPreVote implements raft.WithPreVote: not sent while recovering.
+// RequestPreVote implements raft.WithPreVote: not sent while this node
+// must not stand for election.
 func (g voteGuardPreVote) RequestPreVote(id raft.ServerID, target raft.ServerAddress, req *raft.RequestPreVoteRequest, resp *raft.RequestPreVoteResponse) error {
-	if g.recovering() {
-		return errRecovering
+	if err := g.campaignRefusal(); err != nil {
+		return err
 	}
 	return g.pv.RequestPreVote(id, target, req, resp)
 }
