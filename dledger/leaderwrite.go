@@ -105,12 +105,7 @@ func (t *clampTransport) AppendEntriesPipeline(id raft.ServerID, target raft.Ser
 }
 
 // Close implements raft.WithClose when the wrapped transport does.
-func (t *clampTransport) Close() error {
-	if c, ok := t.Transport.(raft.WithClose); ok {
-		return c.Close()
-	}
-	return nil
-}
+func (t *clampTransport) Close() error { return closeTransport(t.Transport) }
 
 type clampPipeline struct {
 	raft.AppendPipeline

@@ -158,8 +158,11 @@ func (t *progressTransport) AppendEntriesPipeline(id raft.ServerID, target raft.
 }
 
 // Close implements raft.WithClose when the wrapped transport does.
-func (t *progressTransport) Close() error {
-	if c, ok := t.Transport.(raft.WithClose); ok {
+func (t *progressTransport) Close() error { return closeTransport(t.Transport) }
+
+// closeTransport closes t when it can be closed (raft.WithClose).
+func closeTransport(t raft.Transport) error {
+	if c, ok := t.(raft.WithClose); ok {
 		return c.Close()
 	}
 	return nil

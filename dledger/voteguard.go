@@ -215,10 +215,7 @@ func (g voteGuardPreVote) RequestPreVote(id raft.ServerID, target raft.ServerAdd
 // closed when it can be.
 func (g *voteGuard) Close() error {
 	g.stopPump()
-	if c, ok := g.Transport.(raft.WithClose); ok {
-		return c.Close()
-	}
-	return nil
+	return closeTransport(g.Transport)
 }
 
 // stopPump stops the guard's goroutine; idempotent.
