@@ -39,6 +39,8 @@ type Node struct {
 	prop    *proposer
 	// progress is what the leader knows of each follower's log.
 	progress *progressTransport
+	// hb carries heartbeats (heartbeat.go); nil with Config.Transport.
+	hb *raft.NetworkTransport
 
 	stable  raft.StableStore
 	logs    raft.LogStore
@@ -117,7 +119,7 @@ func (n *Node) open() error {
 			n.log.Warn("log recovering from corruption: no votes until it holds the entries it had", "through", x)
 		}
 	}
-	trans, n.progress = newProgressTransport(trans, n.retryPointless)
+	trans, n.progress = newProgressTransport(trans, n.hb, n.retryPointless)
 	rc := cfg.raftConfig()
 	if err := n.bootstrap(rc, stable, snaps); err != nil {
 		return err
@@ -208,6 +210,7 @@ func (n *Node) openTransport() error {
 		n.trans = raft.NewNetworkTransportWithConfig(&raft.NetworkTransportConfig{
 			Stream: sl, MaxPool: 3, Timeout: 10 * time.Second, Logger: n.log,
 		})
+		n.hb = newHeartbeatTransport(sl.Addr(), sl.Dial, cfg.HeartbeatTimeout, n.log)
 		return nil
 	}
 	t, err := raft.NewTCPTransportWithLogger(cfg.RaftAddr, adv, 3, 10*time.Second, n.log)
@@ -215,6 +218,11 @@ func (n *Node) openTransport() error {
 		return fmt.Errorf("dledger: raft transport: %w", err)
 	}
 	n.trans = t
+	la, err := net.ResolveTCPAddr("tcp", string(t.LocalAddr()))
+	if err != nil {
+		return fmt.Errorf("dledger: raft transport address: %w", err)
+	}
+	n.hb = newHeartbeatTransport(la, tcpDial, cfg.HeartbeatTimeout, n.log)
 	return nil
 }
 
@@ -355,6 +363,10 @@ func (n *Node) closeStores() error {
 	}
 	if c, ok := n.trans.(raft.WithClose); ok {
 		errs = append(errs, c.Close())
+	}
+	if n.hb != nil {
+		n.hb.CloseStreams()
+		errs = append(errs, n.hb.Close())
 	}
 	for _, c := range n.closers {
 		errs = append(errs, c())

@@ -27,6 +27,8 @@ import (
 // per retryFor, not one per attempt).
 type progressTransport struct {
 	raft.Transport
+	// hb, when set, carries heartbeats (heartbeat.go).
+	hb raft.Transport
 	// stop reports that retrying is pointless: the node is closing or no
 	// longer leads.
 	stop func() bool
@@ -56,9 +58,12 @@ type progressPreVoteTransport struct {
 	raft.WithPreVote
 }
 
-func newProgressTransport(t raft.Transport, stop func() bool) (raft.Transport, *progressTransport) {
+func newProgressTransport(t raft.Transport, hb *raft.NetworkTransport, stop func() bool) (raft.Transport, *progressTransport) {
 	p := &progressTransport{Transport: t, stop: stop, match: map[raft.ServerAddress]uint64{},
 		piped: map[raft.ServerAddress]int{}}
+	if hb != nil {
+		p.hb = hb
+	}
 	if pv, ok := t.(raft.WithPreVote); ok {
 		return progressPreVoteTransport{p, pv}, p
 	}
@@ -87,7 +92,10 @@ func (t *progressTransport) advance(addr raft.ServerAddress, index uint64) {
 func (t *progressTransport) AppendEntries(id raft.ServerID, target raft.ServerAddress, req *raft.AppendEntriesRequest, resp *raft.AppendEntriesResponse) error {
 	if isHeartbeat(req) {
 		// raft's heartbeat goroutine has its own backoff, capped at half
-		// the heartbeat timeout.
+		// the heartbeat timeout; the heartbeat transport its own deadline.
+		if t.hb != nil {
+			return t.hb.AppendEntries(id, target, req, resp)
+		}
 		return t.Transport.AppendEntries(id, target, req, resp)
 	}
 	if err := t.appendRetrying(id, target, req, resp); err != nil {
