@@ -1,8 +1,10 @@
 package dledger
 
 import (
+	"errors"
 	"io"
 	"net"
+	"sync"
 	"testing"
 	"time"
 
@@ -54,4 +56,72 @@ func TestHeartbeatToSilentPeerFailsFast(t *testing.T) {
 		t.Fatalf("a heartbeat to a silent peer failed only after %v (deadline %v)", took, heartbeatDeadline(100*time.Millisecond))
 	}
 	t.Logf("failed after %v: %v", took, err)
+}
+
+// TestVoteRequestSurvivesPeerRestart: a vote request to a peer that
+// restarted since the last one finds a pooled connection to the old
+// process and fails at once (EOF); it is sent again on a fresh connection
+// and answered, instead of costing the candidate an election round.
+func TestVoteRequestSurvivesPeerRestart(t *testing.T) {
+	log := hclog.NewNullLogger()
+	stop := make(chan struct{})
+	var wg sync.WaitGroup
+	defer wg.Wait()
+	defer close(stop)
+	serve := func(tr *raft.NetworkTransport) {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for {
+				select {
+				case rpc := <-tr.Consumer():
+					rpc.Respond(&raft.RequestVoteResponse{Granted: true}, nil)
+				case <-stop:
+					return
+				}
+			}
+		}()
+	}
+	closeT := func(tr *raft.NetworkTransport) { tr.CloseStreams(); tr.Close() }
+	b, err := raft.NewTCPTransportWithLogger("127.0.0.1:0", nil, 3, 10*time.Second, log)
+	if err != nil {
+		t.Fatal(err)
+	}
+	serve(b)
+	addr := b.LocalAddr()
+	a, err := raft.NewTCPTransportWithLogger("127.0.0.1:0", nil, 3, 10*time.Second, log)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer closeT(a)
+	pt, _ := newProgressTransport(a, nil, func() bool { return false })
+	vote := func() error {
+		var resp raft.RequestVoteResponse
+		if err := pt.RequestVote("b", addr, &raft.RequestVoteRequest{Term: 1}, &resp); err != nil {
+			return err
+		}
+		if !resp.Granted {
+			return errors.New("vote not granted")
+		}
+		return nil
+	}
+	if err := vote(); err != nil {
+		t.Fatal(err)
+	}
+	// Restart b on the same address: a's pooled connection is now stale.
+	closeT(b)
+	var b2 *raft.NetworkTransport
+	for start := time.Now(); b2 == nil; {
+		if b2, err = raft.NewTCPTransportWithLogger(string(addr), nil, 3, 10*time.Second, log); err != nil {
+			if time.Since(start) > 5*time.Second {
+				t.Fatal(err)
+			}
+			time.Sleep(10 * time.Millisecond) // the port is being released
+		}
+	}
+	defer closeT(b2)
+	serve(b2)
+	if err := vote(); err != nil {
+		t.Fatalf("vote request after the peer restarted: %v", err)
+	}
 }

@@ -192,3 +192,40 @@ func (p *progressPipeline) Close() error {
 	})
 	return p.AppendPipeline.Close()
 }
+
+// voteAttempts bounds how often one vote request is sent: a connection
+// pooled before the peer restarted fails at once (EOF, reset), and raft
+// would spend a whole election round on each of the pool's stale
+// connections (a kill-leader step stalled 3 s on them in a container
+// run). An attempt that failed fast is repeated, taking the next pooled
+// connection or dialing a fresh one; one that failed slowly (a dial or
+// read timeout) is not. Asking again for a vote in the same term gets the
+// same answer.
+const (
+	voteAttempts  = 4
+	voteFastError = 100 * time.Millisecond
+)
+
+// retryVote runs call until it succeeds, fails slowly or for a reason of
+// this node's own (the vote guard's), or voteAttempts are spent.
+func retryVote(call func() error) error {
+	var err error
+	for range voteAttempts {
+		start := time.Now()
+		err = call()
+		if err == nil || errors.Is(err, errRecovering) || errors.Is(err, errNoSpace) || time.Since(start) > voteFastError {
+			return err
+		}
+	}
+	return err
+}
+
+// RequestVote implements raft.Transport.
+func (t *progressTransport) RequestVote(id raft.ServerID, target raft.ServerAddress, req *raft.RequestVoteRequest, resp *raft.RequestVoteResponse) error {
+	return retryVote(func() error { return t.Transport.RequestVote(id, target, req, resp) })
+}
+
+// RequestPreVote implements raft.WithPreVote.
+func (t progressPreVoteTransport) RequestPreVote(id raft.ServerID, target raft.ServerAddress, req *raft.RequestPreVoteRequest, resp *raft.RequestPreVoteResponse) error {
+	return retryVote(func() error { return t.WithPreVote.RequestPreVote(id, target, req, resp) })
+}
