@@ -70,8 +70,3 @@ func newHeartbeatTransport(addr net.Addr, dial func(raft.ServerAddress, time.Dur
 		Stream: s, MaxPool: 1, Timeout: heartbeatDeadline(hb), Logger: log.Named("heartbeat"),
 	})
 }
-
-// tcpDial dials a peer over plain TCP.
-func tcpDial(address raft.ServerAddress, timeout time.Duration) (net.Conn, error) {
-	return net.DialTimeout("tcp", string(address), timeout)
-}

@@ -5,6 +5,7 @@ import (
 	"io"
 	"net"
 	"sync"
+	"syscall"
 	"testing"
 	"time"
 
@@ -123,5 +124,38 @@ func TestVoteRequestSurvivesPeerRestart(t *testing.T) {
 	serve(b2)
 	if err := vote(); err != nil {
 		t.Fatalf("vote request after the peer restarted: %v", err)
+	}
+}
+
+// TestPeerDialSetsUserTimeout: a peer connection carries TCP_USER_TIMEOUT,
+// so data left unacknowledged across a partition fails it within
+// peerUserTimeout instead of waiting on TCP's retransmission backoff.
+func TestPeerDialSetsUserTimeout(t *testing.T) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	go func() {
+		if c, err := ln.Accept(); err == nil {
+			c.Close()
+		}
+	}()
+	c, err := tcpDial(raft.ServerAddress(ln.Addr().String()), 10*time.Second)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	rc, err := c.(*net.TCPConn).SyscallConn()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got int
+	var gerr error
+	if err := rc.Control(func(fd uintptr) { got, gerr = syscall.GetsockoptInt(int(fd), syscall.IPPROTO_TCP, tcpUserTimeout) }); err != nil || gerr != nil {
+		t.Fatal(err, gerr)
+	}
+	if want := int(peerUserTimeout.Milliseconds()); got != want {
+		t.Fatalf("TCP_USER_TIMEOUT %d ms, want %d", got, want)
 	}
 }

@@ -213,16 +213,14 @@ func (n *Node) openTransport() error {
 		n.hb = newHeartbeatTransport(sl.Addr(), sl.Dial, cfg.HeartbeatTimeout, n.log)
 		return nil
 	}
-	t, err := raft.NewTCPTransportWithLogger(cfg.RaftAddr, adv, 3, 10*time.Second, n.log)
+	sl, err := newTCPStream(cfg.RaftAddr, adv)
 	if err != nil {
 		return fmt.Errorf("dledger: raft transport: %w", err)
 	}
-	n.trans = t
-	la, err := net.ResolveTCPAddr("tcp", string(t.LocalAddr()))
-	if err != nil {
-		return fmt.Errorf("dledger: raft transport address: %w", err)
-	}
-	n.hb = newHeartbeatTransport(la, tcpDial, cfg.HeartbeatTimeout, n.log)
+	n.trans = raft.NewNetworkTransportWithConfig(&raft.NetworkTransportConfig{
+		Stream: sl, MaxPool: 3, Timeout: 10 * time.Second, Logger: n.log,
+	})
+	n.hb = newHeartbeatTransport(sl.Addr(), tcpDial, cfg.HeartbeatTimeout, n.log)
 	return nil
 }
 

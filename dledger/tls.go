@@ -77,8 +77,7 @@ func (s *tlsStreamLayer) Addr() net.Addr {
 // Without a ServerName in the client config the peer's host (its raft
 // address) is verified, so peer certificates name their raft hosts.
 func (s *tlsStreamLayer) Dial(address raft.ServerAddress, timeout time.Duration) (net.Conn, error) {
-	d := &net.Dialer{Timeout: timeout}
-	c, err := tls.DialWithDialer(d, "tcp", string(address), s.client)
+	c, err := tls.DialWithDialer(peerDialer(timeout), "tcp", string(address), s.client)
 	if err != nil {
 		return nil, fmt.Errorf("dledger: TLS dial of peer %s: %w", address, err)
 	}
