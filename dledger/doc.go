@@ -90,6 +90,17 @@
 // is on the type), so it cannot help elect a leader that misses a
 // committed entry. It still takes AppendEntries and snapshots to catch up.
 //
+// # Transport
+//
+// Peers talk over a transport of dledger's own (transport.go): raft's
+// NetworkTransport protocol, except that AppendEntries has a binary
+// layout (transport_codec.go, frozen, RPC type 0x10) in which the
+// leader writes entries from their own buffers and a follower reads a
+// request's data into one allocation. Votes, snapshots and TimeoutNow
+// keep NetworkTransport's msgpack bytes, and msgpack AppendEntries from
+// an older node are still served. Heartbeats go over a second, dial-only
+// instance with a short deadline (heartbeat.go).
+//
 // # Timeouts
 //
 // DefaultConfig's 300 ms heartbeat/election and 250 ms leader lease

@@ -64,9 +64,7 @@ func (s *dialStream) Dial(address raft.ServerAddress, timeout time.Duration) (ne
 
 // newHeartbeatTransport returns the transport heartbeats go through, for a
 // node whose main transport listens at addr and dials with dial.
-func newHeartbeatTransport(addr net.Addr, dial func(raft.ServerAddress, time.Duration) (net.Conn, error), hb time.Duration, log hclog.Logger) *raft.NetworkTransport {
+func newHeartbeatTransport(addr net.Addr, dial func(raft.ServerAddress, time.Duration) (net.Conn, error), hb time.Duration, log hclog.Logger) *netTransport {
 	s := &dialStream{addr: addr, dial: dial, closed: make(chan struct{})}
-	return raft.NewNetworkTransportWithConfig(&raft.NetworkTransportConfig{
-		Stream: s, MaxPool: 1, Timeout: heartbeatDeadline(hb), Logger: log.Named("heartbeat"),
-	})
+	return newNetTransport(s, 1, heartbeatDeadline(hb), log.Named("heartbeat"))
 }

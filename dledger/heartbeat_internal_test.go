@@ -34,7 +34,7 @@ func TestHeartbeatToSilentPeerFailsFast(t *testing.T) {
 		}
 	}()
 	log := hclog.NewNullLogger()
-	main, err := raft.NewTCPTransportWithLogger("127.0.0.1:0", nil, 3, 10*time.Second, log)
+	main, err := newTCPTransportForTest("127.0.0.1:0", log)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -69,7 +69,7 @@ func TestVoteRequestSurvivesPeerRestart(t *testing.T) {
 	var wg sync.WaitGroup
 	defer wg.Wait()
 	defer close(stop)
-	serve := func(tr *raft.NetworkTransport) {
+	serve := func(tr *netTransport) {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
@@ -83,14 +83,14 @@ func TestVoteRequestSurvivesPeerRestart(t *testing.T) {
 			}
 		}()
 	}
-	closeT := func(tr *raft.NetworkTransport) { tr.CloseStreams(); tr.Close() }
-	b, err := raft.NewTCPTransportWithLogger("127.0.0.1:0", nil, 3, 10*time.Second, log)
+	closeT := func(tr *netTransport) { tr.Close() }
+	b, err := newTCPTransportForTest("127.0.0.1:0", log)
 	if err != nil {
 		t.Fatal(err)
 	}
 	serve(b)
 	addr := b.LocalAddr()
-	a, err := raft.NewTCPTransportWithLogger("127.0.0.1:0", nil, 3, 10*time.Second, log)
+	a, err := newTCPTransportForTest("127.0.0.1:0", log)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -111,9 +111,9 @@ func TestVoteRequestSurvivesPeerRestart(t *testing.T) {
 	}
 	// Restart b on the same address: a's pooled connection is now stale.
 	closeT(b)
-	var b2 *raft.NetworkTransport
+	var b2 *netTransport
 	for start := time.Now(); b2 == nil; {
-		if b2, err = raft.NewTCPTransportWithLogger(string(addr), nil, 3, 10*time.Second, log); err != nil {
+		if b2, err = newTCPTransportForTest(string(addr), log); err != nil {
 			if time.Since(start) > 5*time.Second {
 				t.Fatal(err)
 			}

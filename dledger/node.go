@@ -40,7 +40,7 @@ type Node struct {
 	// progress is what the leader knows of each follower's log.
 	progress *progressTransport
 	// hb carries heartbeats (heartbeat.go); nil with Config.Transport.
-	hb *raft.NetworkTransport
+	hb *netTransport
 
 	stable  raft.StableStore
 	logs    raft.LogStore
@@ -119,7 +119,11 @@ func (n *Node) open() error {
 			n.log.Warn("log recovering from corruption: no votes until it holds the entries it had", "through", x)
 		}
 	}
-	trans, n.progress = newProgressTransport(trans, n.hb, n.retryPointless)
+	var hb raft.Transport // a nil *netTransport must stay a nil interface
+	if n.hb != nil {
+		hb = n.hb
+	}
+	trans, n.progress = newProgressTransport(trans, hb, n.retryPointless)
 	rc := cfg.raftConfig()
 	if err := n.bootstrap(rc, stable, snaps); err != nil {
 		return err
@@ -207,9 +211,7 @@ func (n *Node) openTransport() error {
 		if err != nil {
 			return fmt.Errorf("dledger: raft TLS transport: %w", err)
 		}
-		n.trans = raft.NewNetworkTransportWithConfig(&raft.NetworkTransportConfig{
-			Stream: sl, MaxPool: 3, Timeout: 10 * time.Second, Logger: n.log,
-		})
+		n.trans = newNetTransport(sl, peerPool, rpcTimeout, n.log.Named("transport"))
 		n.hb = newHeartbeatTransport(sl.Addr(), sl.Dial, cfg.HeartbeatTimeout, n.log)
 		return nil
 	}
@@ -217,12 +219,17 @@ func (n *Node) openTransport() error {
 	if err != nil {
 		return fmt.Errorf("dledger: raft transport: %w", err)
 	}
-	n.trans = raft.NewNetworkTransportWithConfig(&raft.NetworkTransportConfig{
-		Stream: sl, MaxPool: 3, Timeout: 10 * time.Second, Logger: n.log,
-	})
+	n.trans = newNetTransport(sl, peerPool, rpcTimeout, n.log.Named("transport"))
 	n.hb = newHeartbeatTransport(sl.Addr(), tcpDial, cfg.HeartbeatTimeout, n.log)
 	return nil
 }
+
+// peerPool is how many idle connections a node keeps to each peer, and
+// rpcTimeout the I/O deadline of one raft RPC (raft's defaults).
+const (
+	peerPool   = 3
+	rpcTimeout = 10 * time.Second
+)
 
 func (n *Node) bootstrap(rc *raft.Config, stable raft.StableStore, snaps raft.SnapshotStore) error {
 	if len(n.cfg.Peers) == 0 {
@@ -363,7 +370,6 @@ func (n *Node) closeStores() error {
 		errs = append(errs, c.Close())
 	}
 	if n.hb != nil {
-		n.hb.CloseStreams()
 		errs = append(errs, n.hb.Close())
 	}
 	for _, c := range n.closers {

@@ -58,12 +58,9 @@ type progressPreVoteTransport struct {
 	raft.WithPreVote
 }
 
-func newProgressTransport(t raft.Transport, hb *raft.NetworkTransport, stop func() bool) (raft.Transport, *progressTransport) {
-	p := &progressTransport{Transport: t, stop: stop, match: map[raft.ServerAddress]uint64{},
+func newProgressTransport(t raft.Transport, hb raft.Transport, stop func() bool) (raft.Transport, *progressTransport) {
+	p := &progressTransport{Transport: t, hb: hb, stop: stop, match: map[raft.ServerAddress]uint64{},
 		piped: map[raft.ServerAddress]int{}}
-	if hb != nil {
-		p.hb = hb
-	}
 	if pv, ok := t.(raft.WithPreVote); ok {
 		return progressPreVoteTransport{p, pv}, p
 	}
