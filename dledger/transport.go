@@ -117,11 +117,10 @@ type peerConn struct {
 	hdr []byte // scratch for AppendEntries headers
 }
 
-func msgpackHandle() *codec.MsgpackHandle {
-	// As NetworkTransport: times in the old format, which every raft
-	// version reads.
-	return &codec.MsgpackHandle{BasicHandle: codec.BasicHandle{TimeNotBuiltin: true}}
-}
+// msgpackHandle is the codec of the msgpack RPCs. None of those this
+// transport sends holds a time, the one thing NetworkTransport's encoder
+// option changes; its decoder uses the defaults too.
+func msgpackHandle() *codec.MsgpackHandle { return &codec.MsgpackHandle{} }
 
 func newPeerConn(target raft.ServerAddress, conn net.Conn) *peerConn {
 	c := &peerConn{target: target, conn: conn, r: bufio.NewReaderSize(conn, connBufferSize),

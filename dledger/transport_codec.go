@@ -17,7 +17,7 @@ import (
 //	+---------+------+----------+----------+-----------+
 //	| version | term | prevLog  | prevTerm | commitIdx |   u8, 4 × u64
 //	+---------+------+----------+----------+-----------+
-//	| idLen u16 | id | addrLen u16 | addr | leaderLen u16 | leader |
+//	| idLen u16 | id | addrLen u16 | addr |
 //	+-------------+------------+
 //	| entries u32 | blobLen u64 |
 //	+-------------+------------+
@@ -28,7 +28,8 @@ import (
 //	| blob: entry 0's data, its extensions, entry 1's data, …    |
 //	+------------------------------------------------------------+
 //
-// The headers come before every byte of data, so the receiver allocates
+// The deprecated Leader field is not carried: raft fills RPCHeader.Addr,
+// which is what it reads. The headers come before every byte of data, so the receiver allocates
 // one buffer for all entries' data and reads it with one read; the sender
 // writes the data from the entries' own slices (writev on plain TCP).
 //
@@ -61,7 +62,6 @@ func appendAppendRequest(b []byte, req *raft.AppendEntriesRequest) []byte {
 	b = binary.BigEndian.AppendUint64(b, req.LeaderCommitIndex)
 	b = appendField(b, req.ID)
 	b = appendField(b, req.Addr)
-	b = appendField(b, req.Leader) //nolint:staticcheck // raft still reads it from old peers
 	b = binary.BigEndian.AppendUint32(b, uint32(len(req.Entries)))
 	b = binary.BigEndian.AppendUint64(b, uint64(blobLen(req.Entries)))
 	for _, e := range req.Entries {
@@ -95,7 +95,7 @@ func blobLen(entries []*raft.Log) int {
 
 // checkAppendRequest reports a request the layout cannot carry.
 func checkAppendRequest(req *raft.AppendEntriesRequest) error {
-	if len(req.ID) > maxHeaderField || len(req.Addr) > maxHeaderField || len(req.Leader) > maxHeaderField { //nolint:staticcheck
+	if len(req.ID) > maxHeaderField || len(req.Addr) > maxHeaderField {
 		return fmt.Errorf("dledger: AppendEntries header field over %d bytes", maxHeaderField)
 	}
 	if len(req.Entries) > maxAppendEntries || blobLen(req.Entries) > maxAppendBlob {
@@ -129,9 +129,6 @@ func readAppendRequest(r byteReader, scratch *[]byte) (*raft.AppendEntriesReques
 		return nil, err
 	}
 	if req.Addr, err = readField(r); err != nil {
-		return nil, err
-	}
-	if req.Leader, err = readField(r); err != nil { //nolint:staticcheck
 		return nil, err
 	}
 	var counts [12]byte

@@ -153,11 +153,7 @@ func decodeInto[T any](dec *codec.Decoder, v *T) (any, error) {
 // isInboundHeartbeat is raft's own test for a heartbeat it may handle
 // outside its main loop.
 func isInboundHeartbeat(req *raft.AppendEntriesRequest) bool {
-	leader := req.Addr
-	if len(leader) == 0 {
-		leader = req.Leader //nolint:staticcheck // older peers fill only Leader
-	}
-	return req.Term != 0 && leader != nil && req.PrevLogEntry == 0 && req.PrevLogTerm == 0 &&
+	return req.Term != 0 && len(req.Addr) > 0 && req.PrevLogEntry == 0 && req.PrevLogTerm == 0 &&
 		len(req.Entries) == 0 && req.LeaderCommitIndex == 0
 }
 

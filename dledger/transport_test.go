@@ -60,17 +60,15 @@ func genAppend(t *rapid.T) *raft.AppendEntriesRequest {
 			ID: genBytes(t, "id", 20), Addr: genBytes(t, "addr", 30)},
 		Term: rapid.Uint64().Draw(t, "term"), PrevLogEntry: rapid.Uint64().Draw(t, "prev"),
 		PrevLogTerm: rapid.Uint64().Draw(t, "prevTerm"), LeaderCommitIndex: rapid.Uint64().Draw(t, "commit"),
-		Leader: genBytes(t, "leader", 30),
 	}
 	n := rapid.IntRange(0, 8).Draw(t, "entries")
-	for i := range n {
+	for range n {
 		l := &raft.Log{Index: rapid.Uint64().Draw(t, "index"), Term: rapid.Uint64().Draw(t, "eterm"),
 			Type: raft.LogType(rapid.IntRange(0, 6).Draw(t, "type")), Data: genBytes(t, "data", 3000),
 			Extensions: genBytes(t, "ext", 10)}
 		if rapid.Bool().Draw(t, "at") {
 			l.AppendedAt = time.Unix(0, rapid.Int64Range(1, 1<<62).Draw(t, "ns"))
 		}
-		_ = i
 		req.Entries = append(req.Entries, l)
 	}
 	return req
@@ -94,7 +92,7 @@ func TestAppendCodecRoundTrip(t *testing.T) {
 func sameAppend(a, b *raft.AppendEntriesRequest) bool {
 	if a.ProtocolVersion != b.ProtocolVersion || !bytes.Equal(a.ID, b.ID) || !bytes.Equal(a.Addr, b.Addr) ||
 		a.Term != b.Term || a.PrevLogEntry != b.PrevLogEntry || a.PrevLogTerm != b.PrevLogTerm ||
-		a.LeaderCommitIndex != b.LeaderCommitIndex || !bytes.Equal(a.Leader, b.Leader) || len(a.Entries) != len(b.Entries) { //nolint:staticcheck
+		a.LeaderCommitIndex != b.LeaderCommitIndex || len(a.Entries) != len(b.Entries) {
 		return false
 	}
 	for i, e := range a.Entries {
@@ -131,7 +129,7 @@ func TestAppendResponseRoundTrip(t *testing.T) {
 // or that would make the receiver allocate without bound, are errors.
 func TestAppendDecodeRefusesBadLengths(t *testing.T) {
 	good := encodeAppend(&raft.AppendEntriesRequest{Term: 1, Entries: []*raft.Log{{Index: 1, Data: []byte("abc")}}})
-	counts := 1 + appendFixedLen + 3*2 // type byte, fixed part, three empty fields
+	counts := 1 + appendFixedLen + 2*2 // type byte, fixed part, two empty fields
 	cases := map[string]func(b []byte){
 		"too many entries": func(b []byte) { b[counts] = 0xff },
 		"huge blob":        func(b []byte) { b[counts+4] = 0x7f },
