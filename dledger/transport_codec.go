@@ -45,7 +45,7 @@ const (
 	maxAppendEntries = 1 << 20
 	// maxAppendBlob bounds one request's data, so a corrupt or hostile
 	// length cannot make the receiver allocate without limit.
-	maxAppendBlob = 1 << 30
+	maxAppendBlob  = 1 << 30
 	maxHeaderField = 1 << 12
 )
 
