@@ -342,3 +342,35 @@ func TestDecodeExtDoesNotAlias(t *testing.T) {
 		t.Errorf("decoded message changed with its input: %+v", m)
 	}
 }
+
+// TestDecodeExtsBodiesIndependent: the messages of one pull share a body
+// buffer, but not the input, and growing one body cannot overwrite the
+// next; decoded property keys and the shared topic compare equal.
+func TestDecodeExtsBodiesIndependent(t *testing.T) {
+	var b []byte
+	for i := range 3 {
+		m := sampleExt()
+		m.Body = bytes.Repeat([]byte{byte('a' + i)}, 5)
+		m.Properties[PropertyKeys] = "k" + string(rune('0'+i))
+		var err error
+		if b, err = AppendExt(b, m); err != nil {
+			t.Fatal(err)
+		}
+	}
+	msgs, err := DecodeExts(b)
+	if err != nil || len(msgs) != 3 {
+		t.Fatal(len(msgs), err)
+	}
+	clear(b)
+	msgs[0].Body = append(msgs[0].Body, "zzzz"...)
+	for i, m := range msgs[1:] {
+		if want := bytes.Repeat([]byte{byte('b' + i)}, 5); !bytes.Equal(m.Body, want) {
+			t.Errorf("message %d body %q, want %q", i+1, m.Body, want)
+		}
+	}
+	for i, m := range msgs {
+		if m.Topic != "T1" || m.Tags() != "TagA" || m.Property(PropertyKeys) != "k"+string(rune('0'+i)) {
+			t.Errorf("message %d: topic %q tags %q keys %q", i, m.Topic, m.Tags(), m.Property(PropertyKeys))
+		}
+	}
+}

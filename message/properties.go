@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"fmt"
 	"slices"
+	"strings"
 )
 
 // Property separators, frozen by the RocketMQ wire format.
@@ -89,26 +90,52 @@ func sortedKeys(keys []string, props map[string]string) []string {
 // second \x01 is ErrMalformedProperties: no conforming encoder produces it,
 // and accepting it would make re-encoding lossy. Input without any pair
 // gives a nil map, so an encode/decode round trip of nil stays nil.
+//
+// The values are cut from one string of b (one allocation for all of
+// them) and the keys RocketMQ defines are its constants, not copies.
 func DecodeProperties(b []byte) (map[string]string, error) {
+	if len(b) == 0 {
+		return nil, nil
+	}
 	props := make(map[string]string, bytes.Count(b, []byte{PropertySeparator})+1)
-	for len(b) > 0 {
-		item := b
-		if i := bytes.IndexByte(b, PropertySeparator); i >= 0 {
-			item, b = b[:i], b[i+1:]
+	all := string(b)
+	for s := all; len(s) > 0; {
+		item := s
+		if i := strings.IndexByte(s, PropertySeparator); i >= 0 {
+			item, s = s[:i], s[i+1:]
 		} else {
-			b = nil
+			s = ""
 		}
 		if len(item) == 0 {
 			continue
 		}
-		k, v, ok := bytes.Cut(item, []byte{NameValueSeparator})
-		if !ok || len(k) == 0 || bytes.IndexByte(v, NameValueSeparator) >= 0 {
+		k, v, ok := strings.Cut(item, string(rune(NameValueSeparator)))
+		if !ok || len(k) == 0 || strings.IndexByte(v, NameValueSeparator) >= 0 {
 			return nil, fmt.Errorf("%w: item %q", ErrMalformedProperties, item)
 		}
-		props[string(k)] = string(v)
+		if c, ok := knownKeys[k]; ok {
+			k = c
+		}
+		props[k] = v
 	}
 	if len(props) == 0 {
 		return nil, nil
 	}
 	return props, nil
 }
+
+// knownKeys maps each property name RocketMQ defines to its constant, so
+// decoded maps share the constants' bytes.
+var knownKeys = func() map[string]string {
+	m := map[string]string{}
+	for _, k := range []string{PropertyTags, PropertyKeys, PropertyDelayLevel, PropertyUniqKey, PropertyWaitStoreMsgOK,
+		PropertyRetryTopic, PropertyOriginMessageID, PropertyRealTopic, PropertyRealQueueID, PropertyTransactionPrepared,
+		PropertyProducerGroup, PropertyMaxReconsumeTimes, PropertyReconsumeTime, PropertyTimerDeliverMS,
+		PropertyTimerDelaySec, PropertyShardingKey, PropertyCluster, PropertyMsgRegion, PropertyTraceOn,
+		PropertyMinOffset, PropertyMaxOffset, PropertyTransactionPreparedQueueOffset, PropertyTransactionCheckTimes,
+		PropertyCheckImmunityTimeInSeconds, PropertyTransactionID, PropertyConsumeStartTime, PropertyCorrelationID,
+		PropertyReplyToClient, PropertyTTL, PropertyArriveTime, PropertyMsgType} {
+		m[k] = k
+	}
+	return m
+}()

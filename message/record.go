@@ -114,7 +114,7 @@ func recordTail(rec []byte) (topic, props []byte, err error) {
 		return nil, nil, err
 	}
 	var m MessageExt
-	_, props, err = decodeVariable(rec, l, &m)
+	_, props, err = decodeVariable(rec, l, &m, "")
 	if err != nil {
 		return nil, nil, err
 	}
