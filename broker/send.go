@@ -150,23 +150,46 @@ func (s *sendService) sendMessage(ctx context.Context, c *remoting.Conn, req *re
 	}
 	pctx, cancel := context.WithTimeout(ctx, sendTimeout)
 	defer cancel()
+	release := func() {}
 	if s.dedupe != nil {
-		release, dup := s.dedupe.check(pctx, sr, msgs)
+		rel, dup := s.dedupe.check(pctx, sr, msgs)
 		if dup != nil {
 			if dup.Code == remoting.ResSuccess {
 				s.puts.duplicates.Add(int64(len(msgs)))
 			}
 			return dup
 		}
-		if release != nil {
-			defer release()
+		if rel != nil {
+			release = rel
 		}
 	}
-	res, err := s.rep.propose(pctx, &dledger.PutMessagesCommand{Messages: msgs})
+	// A send is answered once stored on a majority, before this node
+	// applied it (dledger's early answers), except a transaction's half
+	// message: END_TRANSACTION looks it up on this node.
+	early := message.TransactionValue(sr.h.SysFlag) != message.SysFlagTransactionPrepared
+	res, err := s.rep.propose(pctx, &dledger.PutMessagesCommand{Messages: msgs, EarlyAck: early})
 	if err != nil {
+		release()
 		return s.rep.proposeFailure(ctx, req, err)
 	}
+	// A retry of these keys must find them in the key index: the claim
+	// is held until this node applied the entry.
+	afterApplied(res, release)
 	return s.sendResponse(sr, msgs, res)
+}
+
+// afterApplied runs fn once this node applied res's entry: now, or from a
+// goroutine when the send was answered before.
+func afterApplied(res dledger.Result, fn func()) {
+	select {
+	case <-res.Applied():
+		fn()
+	default:
+		go func() {
+			<-res.Applied()
+			fn()
+		}()
+	}
 }
 
 // withBornHost records the producer's address in a request that may be

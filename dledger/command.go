@@ -94,6 +94,11 @@ type PutMessagesCommand struct {
 	// lost-and-regained leadership can never commit them from stale
 	// progress.
 	Term uint64
+	// EarlyAck lets the proposal be answered once its entry is durable on
+	// a majority, before this node applied it (earlyack.go): its messages
+	// become readable on this node a moment after the answer
+	// (Result.Applied). For puts whose caller reads nothing back at once.
+	EarlyAck bool
 }
 
 // Type implements Command.

@@ -106,9 +106,15 @@ type Config struct {
 	// SerialLeaderWrite makes the leader fsync an entry before it sends it
 	// to the followers (hashicorp/raft's own order) instead of in parallel
 	// with replicating it (leaderwrite.go). Either way an entry is applied
-	// and answered only once a majority, the leader included, fsynced it.
-	// Default false; it only applies to a DeferredSyncLog.
+	// only once a majority, the leader included, fsynced it, and answered
+	// only once a majority fsynced it. Default false; it only applies to a
+	// DeferredSyncLog.
 	SerialLeaderWrite bool
+	// NoEarlyAck answers every proposal only once this node applied its
+	// entry, as hashicorp/raft does, instead of answering puts that ask
+	// for it (PutMessagesCommand.EarlyAck) as soon as the entry is durable
+	// on a majority (earlyack.go). Default false.
+	NoEarlyAck bool
 
 	// MaxBatchMessages and MaxBatchBytes bound one coalesced entry.
 	// Defaults 4096 messages / 4 MiB.

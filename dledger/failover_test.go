@@ -17,8 +17,13 @@ import (
 
 // background keeps sending until stop is called, then returns the acks.
 func background(t *testing.T, c *dledgertest.Cluster, workers int) (p *proposer, stop func()) {
+	return backgroundOf(t, c, workers, false)
+}
+
+// backgroundOf is background whose puts ask for early answers with early.
+func backgroundOf(t *testing.T, c *dledgertest.Cluster, workers int, early bool) (p *proposer, stop func()) {
 	ctx, cancel := context.WithCancel(context.Background())
-	p = &proposer{t: t, c: c}
+	p = &proposer{t: t, c: c, earlyAck: early}
 	var wg sync.WaitGroup
 	for w := 0; w < workers; w++ {
 		wg.Add(1)

@@ -24,6 +24,32 @@ type inflight struct {
 	f     raft.ApplyFuture
 	batch []*proposal
 	ep    *epoch
+	// early tracks the entry for an early answer (earlyack.go), data is
+	// its buffer; answered is set by whichever answer came first;
+	// applied closes once raft answered (this node applied the entry).
+	early    *tracked
+	data     []byte
+	answered atomic.Bool
+	applied  chan struct{}
+	p        *proposer
+}
+
+// answer answers the batch's callers, once: err, or success at index.
+func (inf *inflight) answer(err error, index uint64) bool {
+	if !inf.answered.CompareAndSwap(false, true) {
+		return false
+	}
+	// fill expects the callers answered here back, and counts those
+	// queued before this moment as already waiting.
+	c := &completion{answered: len(inf.batch), seq: inf.p.seq.Load() + 1, round: time.Since(inf.at)}
+	for _, pr := range inf.batch {
+		if err == nil {
+			pr.result.Index, pr.result.applied = index, inf.applied
+		}
+		pr.done <- err
+	}
+	inf.p.last.Store(c)
+	return true
 }
 
 // proposer is the leader's group-commit pipeline.
@@ -32,7 +58,7 @@ type proposer struct {
 	reqs   chan *proposal
 	kickCh chan struct{}
 	slots  chan struct{}
-	futs   chan inflight
+	futs   chan *inflight
 	freed  chan struct{} // cap 1: an entry completed and gave back its slot
 	wg     sync.WaitGroup
 
@@ -56,7 +82,7 @@ func newProposer(n *Node) *proposer {
 		reqs:   make(chan *proposal, 4*n.cfg.MaxBatchMessages),
 		kickCh: make(chan struct{}, 1),
 		slots:  make(chan struct{}, n.cfg.MaxInflight),
-		futs:   make(chan inflight, n.cfg.MaxInflight),
+		futs:   make(chan *inflight, n.cfg.MaxInflight),
 		freed:  make(chan struct{}, 1),
 		linger: time.NewTimer(time.Hour),
 	}
@@ -311,10 +337,15 @@ func (p *proposer) propose(ep *epoch, batch []*proposal) {
 		return
 	}
 	p.open.Add(1)
+	inf := &inflight{at: time.Now(), batch: live, ep: ep, data: data, applied: make(chan struct{}), p: p}
+	if a := p.n.acker; a != nil {
+		ep.refreshVoters(p.n, a)
+		inf.early = a.track(ep, data, inf)
+	}
 	// Timeout 0: an enqueue timeout would leave a hole in the counters
 	// while later entries proceed.
-	f := p.n.raft.Apply(data, 0)
-	p.futs <- inflight{at: time.Now(), f: f, batch: live, ep: ep}
+	inf.f = p.n.raft.Apply(data, 0)
+	p.futs <- inf
 }
 
 func (p *proposer) build(ep *epoch, batch []*proposal) ([]byte, error) {
@@ -348,13 +379,19 @@ func (p *proposer) waitLoop() {
 			inf.ep.dead.Store(true)
 			err = p.mapErr(err)
 		}
-		for _, pr := range inf.batch {
-			if err == nil {
-				pr.result.Index = inf.f.Index()
-			}
-			pr.done <- err
+		var index uint64
+		if err == nil {
+			index = inf.f.Index()
 		}
-		p.last.Store(&completion{answered: len(inf.batch), seq: p.seq.Load() + 1, round: time.Since(inf.at)})
+		close(inf.applied)
+		if !inf.answer(err, index) && err != nil {
+			// Answered early: the entry was durable on a majority in its
+			// term, so it is committed whatever this node's raft says.
+			p.n.log.Warn("an entry answered early failed here afterwards", "error", err)
+		}
+		if inf.early != nil {
+			p.n.acker.settled(inf.early, inf.data)
+		}
 		p.open.Done()
 		<-p.slots
 		select {

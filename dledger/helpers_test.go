@@ -8,6 +8,7 @@ import (
 	"reflect"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -61,6 +62,10 @@ type proposer struct {
 	c  *dledgertest.Cluster
 	mu sync.Mutex
 	ok []ack
+	// earlyAck sets PutMessagesCommand.EarlyAck; early counts the
+	// answers that came before the leader applied the entry.
+	earlyAck bool
+	early    atomic.Int64
 }
 
 func (p *proposer) acks() []ack {
@@ -80,9 +85,14 @@ func (p *proposer) sendOne(ctx context.Context, topic string, qid int32, body []
 		}
 		rec := record(p.t, topic, qid, body)
 		cctx, cancel := context.WithTimeout(ctx, 3*time.Second)
-		res, err := n.Propose(cctx, &dledger.PutMessagesCommand{Messages: []dledger.Message{{Topic: topic, QueueID: qid, Record: rec}}})
+		res, err := n.Propose(cctx, &dledger.PutMessagesCommand{Messages: []dledger.Message{{Topic: topic, QueueID: qid, Record: rec}}, EarlyAck: p.earlyAck})
 		cancel()
 		if err == nil {
+			select {
+			case <-res.Applied():
+			default:
+				p.early.Add(1)
+			}
 			p.mu.Lock()
 			p.ok = append(p.ok, ack{dledger.QueueKey{Topic: topic, QueueID: qid}, res.Messages[0], int32(len(rec))})
 			p.mu.Unlock()

@@ -78,11 +78,23 @@ func (n *Node) AddVoter(ctx context.Context, id, addr string) error {
 			return err
 		}
 	}
+	defer n.changingMembers()()
 	f := n.raft.AddVoter(raft.ServerID(id), raft.ServerAddress(addr), 0, timeoutOf(ctx))
 	if err := waitFuture(ctx, f); err != nil {
 		return fmt.Errorf("dledger: add voter %s: %w", id, n.prop.mapErr(err))
 	}
 	return n.membershipDurable(ctx, "add voter "+id, f.Index())
+}
+
+// changingMembers marks a change of the voter set under way until the
+// returned function runs: entries are not answered early meanwhile, and
+// the voter set is read again after it (earlyack.go).
+func (n *Node) changingMembers() func() {
+	if n.acker == nil {
+		return func() {}
+	}
+	n.acker.members.Add(1)
+	return func() { n.acker.members.Add(1) }
 }
 
 // server returns the configuration's entry for id, nil when it has none.
@@ -152,6 +164,7 @@ func (n *Node) RemoveServer(ctx context.Context, id string) error {
 	if !n.IsLeader() {
 		return n.notLeader()
 	}
+	defer n.changingMembers()()
 	f := n.raft.RemoveServer(raft.ServerID(id), 0, timeoutOf(ctx))
 	if err := waitFuture(ctx, f); err != nil {
 		return fmt.Errorf("dledger: remove server %s: %w", id, n.prop.mapErr(err))

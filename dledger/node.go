@@ -50,6 +50,9 @@ type Node struct {
 	// durableLog is the log when it is a DeferredSyncLog in use for
 	// parallel leader writes (leaderwrite.go), else nil.
 	durableLog DeferredSyncLog
+	// acker answers puts early (earlyack.go); nil without durableLog or
+	// on a transport other than netTransport.
+	acker *earlyAcker
 
 	obsCh    chan raft.Observation
 	observer *raft.Observer
@@ -124,6 +127,10 @@ func (n *Node) open() error {
 		hb = n.hb
 	}
 	trans, n.progress = newProgressTransport(trans, hb, n.retryPointless)
+	if nt, ok := n.trans.(*netTransport); ok && n.durableLog != nil && !cfg.NoEarlyAck {
+		n.acker = newEarlyAcker(n)
+		nt.onAppended = n.acker.onAppended
+	}
 	rc := cfg.raftConfig()
 	if err := n.bootstrap(rc, stable, snaps); err != nil {
 		return err
@@ -351,6 +358,9 @@ func (n *Node) Close() error {
 		}
 		if !stopped && !n.prop.waitFor(5*time.Second) {
 			n.log.Error("proposer did not stop: a raft future was never answered; closing anyway")
+		}
+		if n.acker != nil {
+			n.acker.close()
 		}
 		n.wg.Wait()
 		err = errors.Join(err, n.closeStores())

@@ -21,7 +21,25 @@ type Result struct {
 	// Messages has, for a PutMessagesCommand, the assigned offsets of its
 	// messages in order.
 	Messages []MessageResult
+	// applied closes once this node applied the entry; nil: it had.
+	applied <-chan struct{}
 }
+
+// Applied is closed once this (leader) node has applied the entry: its
+// messages are in the consumequeues and the key index. A put with
+// PutMessagesCommand.EarlyAck may be answered a moment before.
+func (r Result) Applied() <-chan struct{} {
+	if r.applied == nil {
+		return closedChan
+	}
+	return r.applied
+}
+
+var closedChan = func() chan struct{} {
+	c := make(chan struct{})
+	close(c)
+	return c
+}()
 
 // MessageResult is where the leader put one message.
 type MessageResult struct {

@@ -23,6 +23,29 @@ type epoch struct {
 	queueNext  map[QueueKey]int64
 	commitNext int64
 	dead       atomic.Bool // a proposal of this epoch failed; counters unusable
+	// voters are the voting followers and quorum the majority that early
+	// answers count against (earlyack.go), read from raft's configuration
+	// at members (earlyAcker.members); nil voters: no early answers.
+	voters  map[raft.ServerAddress]bool
+	quorum  int
+	members uint64
+	fetched bool
+}
+
+// refreshVoters reads the voter set when it was not read for the current
+// membership count; while a change is under way (odd count) it has none.
+func (ep *epoch) refreshVoters(n *Node, a *earlyAcker) {
+	m := a.members.Load()
+	if ep.fetched && ep.members == m {
+		return
+	}
+	ep.fetched, ep.members, ep.voters = true, m, nil
+	if m%2 == 1 {
+		return
+	}
+	if v, q, ok := n.voterSet(); ok {
+		ep.voters, ep.quorum = v, q
+	}
 }
 
 // admits refuses a put pinned to another term (PutMessagesCommand.Term).

@@ -73,6 +73,10 @@ type netTransport struct {
 	maxPool int
 	log     hclog.Logger
 
+	// onAppended, when set (before raft starts), sees every successful
+	// AppendEntries answer this node receives as a leader (earlyack.go).
+	onAppended func(target raft.ServerAddress, req *raft.AppendEntriesRequest, resp *raft.AppendEntriesResponse)
+
 	consumeCh chan raft.RPC
 	hbMu      sync.Mutex
 	hbFn      func(raft.RPC)
@@ -217,7 +221,11 @@ func (t *netTransport) AppendEntries(_ raft.ServerID, target raft.ServerAddress,
 		c.release()
 		return err
 	}
-	return t.finish(c, func() (string, error) { return readAppendResponse(c.r, resp) })
+	err = t.finish(c, func() (string, error) { return readAppendResponse(c.r, resp) })
+	if err == nil && t.onAppended != nil {
+		t.onAppended(target, req, resp)
+	}
+	return err
 }
 
 // finish reads a response with read and pools c when the exchange left it

@@ -69,6 +69,9 @@ func (p *pipeline) readAnswers() {
 			} else if rpcErr != "" {
 				err = errors.New(rpcErr)
 			}
+			if err == nil && p.t.onAppended != nil {
+				p.t.onAppended(p.c.target, f.req, f.resp)
+			}
 			f.respond(err)
 			select {
 			case p.done <- f:
