@@ -36,6 +36,7 @@ func brokerFlags() []ucli.Flag {
 		&ucli.IntFlag{Name: "max-message-size", Value: def.MaxMessageSize, Usage: "largest accepted message body in bytes"},
 		&ucli.IntFlag{Name: "raft-max-inflight", Value: raftDef.MaxInflight, Usage: "raft entries the leader keeps proposed but not yet committed; sends arriving meanwhile share the next entry"},
 		&ucli.BoolFlag{Name: "serial-leader-write", Usage: "the leader fsyncs an entry before replicating it, instead of in parallel (slower; for comparison)"},
+		&ucli.BoolFlag{Name: "no-early-ack", Usage: "answer a send only once the leader applied it, not as soon as it is durable on a majority (slower; for comparison)"},
 		&ucli.DurationFlag{Name: "transaction-timeout", Value: def.TransactionTimeout, Usage: "age at which an undecided transaction half message is first checked back (transactionTimeOut)"},
 		&ucli.DurationFlag{Name: "transaction-check-interval", Value: def.TransactionCheckInterval, Usage: "how often undecided half messages are checked back (transactionCheckInterval)"},
 		&ucli.IntFlag{Name: "transaction-check-max", Value: def.TransactionCheckMax, Usage: "check-backs before an undecided half message is discarded to TRANS_CHECK_MAX_TIME_TOPIC (transactionCheckMax)"},
@@ -131,6 +132,7 @@ func brokerConfig(c *ucli.Context) (broker.Config, error) {
 	cfg.Remoting.Limits = limitsFromFlags(c)
 	rc := dledger.DefaultConfig()
 	rc.MaxInflight, rc.SerialLeaderWrite = c.Int("raft-max-inflight"), c.Bool("serial-leader-write")
+	rc.NoEarlyAck = c.Bool("no-early-ack")
 	cfg.Raft = &rc
 	for _, s := range splitList(c.String("peers")) {
 		p, err := broker.ParsePeer(s)
