@@ -3,6 +3,7 @@ package broker
 import (
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 )
@@ -26,9 +27,16 @@ func physicalMemory() int64 {
 func cgroupMemoryLimit() int64 {
 	var paths []string
 	if b, err := os.ReadFile("/proc/self/cgroup"); err == nil {
+		// "0::/path" (v2) or "N:memory:/path" (v1), relative to the
+		// mount as this process sees it.
 		for _, line := range strings.Split(string(b), "\n") {
-			if rest, ok := strings.CutPrefix(line, "0::"); ok {
-				paths = append(paths, filepath.Join("/sys/fs/cgroup", rest, "memory.max"))
+			f := strings.SplitN(line, ":", 3)
+			switch {
+			case len(f) < 3:
+			case f[0] == "0" && f[1] == "":
+				paths = append(paths, filepath.Join("/sys/fs/cgroup", f[2], "memory.max"))
+			case slices.Contains(strings.Split(f[1], ","), "memory"):
+				paths = append(paths, filepath.Join("/sys/fs/cgroup/memory", f[2], "memory.limit_in_bytes"))
 			}
 		}
 	}
