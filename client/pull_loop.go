@@ -180,11 +180,14 @@ func (gm *groupMember) pullOnce(ctx context.Context, qs *queueState, offset int6
 		return gm.foundNothing(ctx, qs, resp.Code, offset, next, addr, node)
 	}
 	err = &Error{Code: resp.Code, Remark: resp.Remark, Request: remoting.ReqPullMessage, Addr: addr}
+	failover := isFailover(err)
 	switch {
 	case suggested != "":
 		*node = 0
-	case isFailover(err):
+	case failover:
 		*node++
+	}
+	if failover {
 		_, _ = gm.c.routes.refresh(ctx, qs.mq.Topic)
 	}
 	return offset, err
