@@ -5,8 +5,10 @@ package broker
 // in ext version, as RocketMQ's getBrokerConfig. UPDATE_BROKER_CONFIG (25)
 // takes properties text; of RocketMQ's keys brokerPermission,
 // autoCreateTopicEnable, defaultTopicQueueNums, longPollingEnable,
-// transactionTimeOut, transactionCheckInterval and transactionCheckMax may
-// change at run time (settings.go), and they are the group's (replicated
+// transactionTimeOut, transactionCheckInterval, transactionCheckMax,
+// slaveReadEnable and accessMessageInMemoryMaxRatio (and raftmq's
+// accessMessageInMemoryMaxBytes) may change at run time (settings.go),
+// and they are the group's (replicated
 // through raft: they hold on every node, across restarts and snapshots).
 // Other keys, and values out of range, are refused by name, the whole
 // update with them.
@@ -45,25 +47,28 @@ func (a *configAdmin) properties() map[string]string {
 	c := a.cfg
 	live := a.settings.get()
 	return map[string]string{
-		"brokerClusterName":        c.Cluster,
-		"brokerName":               c.BrokerName,
-		"brokerIP1":                a.rep.self.RemotingAddr,
-		"namesrvAddr":              strings.Join(c.NameServers, ";"),
-		"brokerPermission":         strconv.Itoa(int(a.meta.BrokerPermission())),
-		"autoCreateTopicEnable":    strconv.FormatBool(live.autoCreateTopic),
-		"defaultTopicQueueNums":    strconv.Itoa(int(live.defaultQueueNums)),
-		"maxMessageSize":           strconv.Itoa(c.MaxMessageSize),
-		"flushDiskType":            c.Store.CommitLog.FlushMode.String(),
-		"messageDelayLevel":        c.MessageDelayLevel,
-		"transactionTimeOut":       strconv.FormatInt(live.txnTimeout.Milliseconds(), 10),
-		"transactionCheckInterval": strconv.FormatInt(live.txnCheckInterval.Milliseconds(), 10),
-		"transactionCheckMax":      strconv.Itoa(int(live.txnCheckMax)),
-		"enablePropertyFilter":     strconv.FormatBool(c.EnablePropertyFilter),
-		"storeReplyMessageEnable":  strconv.FormatBool(c.StoreReplyMessage),
-		"traceTopicEnable":         strconv.FormatBool(c.TraceTopicEnable),
-		"longPollingEnable":        strconv.FormatBool(live.longPolling),
-		"storePathRootDir":         c.DataDir,
-		"aclEnable":                strconv.FormatBool(a.meta.ACL().Enabled || c.ACL != nil),
+		"brokerClusterName":             c.Cluster,
+		"brokerName":                    c.BrokerName,
+		"brokerIP1":                     a.rep.self.RemotingAddr,
+		"namesrvAddr":                   strings.Join(c.NameServers, ";"),
+		"brokerPermission":              strconv.Itoa(int(a.meta.BrokerPermission())),
+		"autoCreateTopicEnable":         strconv.FormatBool(live.autoCreateTopic),
+		"defaultTopicQueueNums":         strconv.Itoa(int(live.defaultQueueNums)),
+		"maxMessageSize":                strconv.Itoa(c.MaxMessageSize),
+		"flushDiskType":                 c.Store.CommitLog.FlushMode.String(),
+		"messageDelayLevel":             c.MessageDelayLevel,
+		"transactionTimeOut":            strconv.FormatInt(live.txnTimeout.Milliseconds(), 10),
+		"transactionCheckInterval":      strconv.FormatInt(live.txnCheckInterval.Milliseconds(), 10),
+		"transactionCheckMax":           strconv.Itoa(int(live.txnCheckMax)),
+		"enablePropertyFilter":          strconv.FormatBool(c.EnablePropertyFilter),
+		"storeReplyMessageEnable":       strconv.FormatBool(c.StoreReplyMessage),
+		"traceTopicEnable":              strconv.FormatBool(c.TraceTopicEnable),
+		"longPollingEnable":             strconv.FormatBool(live.longPolling),
+		"slaveReadEnable":               strconv.FormatBool(live.slaveRead),
+		"accessMessageInMemoryMaxRatio": strconv.Itoa(live.memRatio),
+		"accessMessageInMemoryMaxBytes": strconv.FormatInt(live.memBytes, 10),
+		"storePathRootDir":              c.DataDir,
+		"aclEnable":                     strconv.FormatBool(a.meta.ACL().Enabled || c.ACL != nil),
 	}
 }
 

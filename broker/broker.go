@@ -189,7 +189,8 @@ func (b *Broker) build() error {
 		settings: settings, dedupe: newDedupeWindow(cfg.DedupeWindow, rep, b.store), log: b.log, metrics: b.nm}
 	subs := subscriptions{propertyFilter: cfg.EnablePropertyFilter}
 	b.pull = &pullService{store: b.store, meta: b.meta, topics: topics, consumers: consumers, offsets: b.offsets,
-		subs: subs, settings: settings, stop: b.bg.stop, metrics: b.nm}
+		subs: subs, settings: settings, stop: b.bg.stop, metrics: b.nm,
+		reads: &followerReads{rep: rep, meta: b.meta, settings: settings, memory: physicalMemory()}}
 	b.clients = &clientService{rep: rep, meta: b.meta, topics: topics, consumers: consumers, producers: newProducerManager(),
 		creating: newFlight(), subs: subs, registerAll: b.reg.registerAll, expiry: cfg.ClientChannelExpiry, log: b.log}
 	b.runtime = &runtimeInfo{rep: rep, store: b.store, puts: &b.send.puts, stats: b.nm.stats, cluster: cfg.Cluster}

@@ -107,6 +107,22 @@ type Config struct {
 	// group has none yet; nil: this node brings none (it still enforces a
 	// seed another node applied). See acl_service.go.
 	ACL *protocol.ACLConfig
+	// SlaveReadEnable lets pulls of a consumer far behind be answered with
+	// a follower's brokerId in suggestWhichBrokerId (RocketMQ's
+	// slaveReadEnable; see follower_read.go). Default true, unlike
+	// RocketMQ's false: a RocketMQ slave may lack what its master
+	// acknowledged, whereas a raftmq follower serves only what the group
+	// committed, with the same offsets as the leader.
+	SlaveReadEnable bool
+	// AccessMessageInMemoryMaxRatio is the percentage of the machine's
+	// physical memory (its cgroup limit when lower) beyond which a
+	// consumer counts as far behind: more commitlog bytes after what it
+	// read than that (RocketMQ's accessMessageInMemoryMaxRatio, 40).
+	AccessMessageInMemoryMaxRatio int
+	// AccessMessageInMemoryMaxBytes, when positive, is that threshold in
+	// bytes instead of the ratio (raftmq extension, for tests and for
+	// hosts whose page cache serves more than the broker; 0: the ratio).
+	AccessMessageInMemoryMaxBytes int64
 	// ClientChannelExpiry drops clients silent for this long (120 s).
 	ClientChannelExpiry time.Duration
 	// ForwardTimeout bounds a write forwarded to the leader (3 s).
@@ -167,10 +183,13 @@ func DefaultConfig() Config {
 		StoreReplyMessage:    true,
 		TraceTopicEnable:     true,
 		DedupeWindow:         2 * time.Minute,
+		SlaveReadEnable:      true,
 		ClientChannelExpiry:  120 * time.Second,
 		ForwardTimeout:       3 * time.Second,
 		MessageDelayLevel:    DefaultMessageDelayLevel,
 		LockExpiry:           60 * time.Second,
+
+		AccessMessageInMemoryMaxRatio: 40,
 
 		TransactionTimeout:       6 * time.Second,
 		TransactionCheckInterval: 30 * time.Second,
@@ -222,6 +241,12 @@ func (c Config) Validate() error {
 	}
 	if c.LockExpiry <= 0 {
 		add("LockExpiry %v must be positive", c.LockExpiry)
+	}
+	if c.AccessMessageInMemoryMaxRatio < 0 || c.AccessMessageInMemoryMaxRatio > 100 {
+		add("AccessMessageInMemoryMaxRatio %d out of range 0..100", c.AccessMessageInMemoryMaxRatio)
+	}
+	if c.AccessMessageInMemoryMaxBytes < 0 {
+		add("AccessMessageInMemoryMaxBytes %d must not be negative (0: use the ratio)", c.AccessMessageInMemoryMaxBytes)
 	}
 	if c.DedupeWindow < 0 {
 		add("DedupeWindow %v must not be negative (0 turns it off)", c.DedupeWindow)

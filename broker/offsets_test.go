@@ -49,7 +49,8 @@ func expectOffset(t *testing.T, g *brokertest.Group, i int, group, topic string,
 
 // TestConsumerOffsets covers QUERY/UPDATE_CONSUMER_OFFSET: coalescing,
 // forwarding from followers, follower reads, the commitOffset bit of a
-// pull, and the answer for a group with nothing stored.
+// pull (on the leader and on a follower), and the answer for a group with
+// nothing stored.
 func TestConsumerOffsets(t *testing.T) {
 	g := brokertest.Start(t, brokertest.Options{})
 	leader := g.WaitLeader(5 * time.Second)
@@ -119,6 +120,22 @@ func TestConsumerOffsets(t *testing.T) {
 		if got, err := queriedOffset(t, g, f, "pullgroup", topic, 0); err != nil || got != 1 {
 			t.Fatalf("after a pull without the commit bit: %d %v, want 1", got, err)
 		}
+	})
+
+	t.Run("pull commitOffset bit on a follower", func(t *testing.T) {
+		// A consumer sent to a follower (follower reads) commits through
+		// its pulls there: the follower forwards the offset to the leader.
+		send(t, g, leader, topic, 2, "", "m")
+		g.Eventually(5*time.Second, func() error {
+			if got := g.Broker(f).Store().MaxOffset(topic, 2); got < 1 {
+				return fmt.Errorf("follower has %d messages in queue 2", got)
+			}
+			return nil
+		})
+		resp := g.Invoke(f, pullReq(pullArgs{group: "fpullgroup", topic: topic, queueID: 2, sysFlag: 1, commitOffset: 1}))
+		expectPull(t, resp, remoting.ResSuccess, 1)
+		expectOffset(t, g, leader, "fpullgroup", topic, 2, 1)
+		expectOffset(t, g, 3-leader-f, "fpullgroup", topic, 2, 1)
 	})
 
 	t.Run("bad headers", func(t *testing.T) {

@@ -11,7 +11,9 @@ package broker
 // of the queue; 20 PULL_RETRY_IMMEDIATELY when entries were read but none
 // matched (or their bytes are gone), with nextBeginOffset past them;
 // 21 PULL_OFFSET_MOVED for an offset outside the queue. Every answer
-// carries nextBeginOffset, minOffset, maxOffset and suggestWhichBrokerId.
+// carries nextBeginOffset, minOffset, maxOffset and suggestWhichBrokerId:
+// 0 (the leader), or a follower while the consumer is far behind
+// (follower_read.go).
 //
 // With the suspend bit a pull that finds nothing is held (long polling) up
 // to suspendTimeoutMillis and answered as soon as its queue grows, or at
@@ -54,6 +56,7 @@ type pullService struct {
 	stop      <-chan struct{}  // closes at shutdown: held pulls answer
 	held      atomic.Int64     // pulls being held
 	metrics   *nodeMetrics
+	reads     *followerReads // suggestWhichBrokerId
 	// pulled is the next offset each group's last pull of a queue
 	// delivered up to (meta.OffsetKey → int64): in flight is what lies
 	// between it and the committed offset.
@@ -82,7 +85,7 @@ func (s *pullService) handlePull(ctx context.Context, _ *remoting.Conn, req *rem
 		s.metrics.messagesOut(pr.Topic, pr.ConsumerGroup, countRecords(res.Body), len(res.Body))
 		s.pulled.Store(meta.OffsetKey{Group: pr.ConsumerGroup, Topic: pr.Topic, QueueID: pr.QueueID}, res.NextBeginOffset)
 	}
-	return pullResponse(req, pr.QueueOffset, res)
+	return pullResponse(req, pr.QueueOffset, res, s.reads.suggest(pr.ConsumerGroup, res.Behind))
 }
 
 // checkPull refuses pulls of unknown topics, bad queues and groups or
@@ -213,8 +216,9 @@ func pullCode(st store.GetStatus, offset int64) int16 {
 	}
 }
 
-// pullResponse is the PullMessageResponseHeader of a read.
-func pullResponse(req *remoting.Command, offset int64, r store.GetResult) *remoting.Command {
+// pullResponse is the PullMessageResponseHeader of a read, suggesting
+// brokerId suggest for the queue's next pull.
+func pullResponse(req *remoting.Command, offset int64, r store.GetResult, suggest int64) *remoting.Command {
 	var remark string
 	if r.Err != nil {
 		remark = r.Err.Error()
@@ -226,7 +230,7 @@ func pullResponse(req *remoting.Command, offset int64, r store.GetResult) *remot
 	resp.ExtFields["nextBeginOffset"] = strconv.FormatInt(r.NextBeginOffset, 10)
 	resp.ExtFields["minOffset"] = strconv.FormatInt(r.MinOffset, 10)
 	resp.ExtFields["maxOffset"] = strconv.FormatInt(r.MaxOffset, 10)
-	resp.ExtFields["suggestWhichBrokerId"] = "0"
+	resp.ExtFields["suggestWhichBrokerId"] = strconv.FormatInt(suggest, 10)
 	return resp
 }
 

@@ -28,6 +28,10 @@ type settingValues struct {
 	txnTimeout       time.Duration
 	txnCheckInterval time.Duration
 	txnCheckMax      int32
+	// Follower reads (follower_read.go).
+	slaveRead bool
+	memRatio  int
+	memBytes  int64
 
 	gen uint64 // the meta settings generation they were parsed at
 }
@@ -53,6 +57,26 @@ var runtimeSettingsByName = map[string]runtimeSetting{
 	"longPollingEnable": func(s string, v *settingValues) (err error) {
 		v.longPolling, err = strconv.ParseBool(s)
 		return err
+	},
+	"slaveReadEnable": func(s string, v *settingValues) (err error) {
+		v.slaveRead, err = strconv.ParseBool(s)
+		return err
+	},
+	"accessMessageInMemoryMaxRatio": func(s string, v *settingValues) error {
+		n, err := strconv.Atoi(s)
+		if err != nil || n < 0 || n > 100 {
+			return fmt.Errorf("want a percentage from 0 to 100")
+		}
+		v.memRatio = n
+		return nil
+	},
+	"accessMessageInMemoryMaxBytes": func(s string, v *settingValues) error {
+		n, err := strconv.ParseInt(s, 10, 64)
+		if err != nil || n < 0 {
+			return fmt.Errorf("want a byte count, 0 to use accessMessageInMemoryMaxRatio")
+		}
+		v.memBytes = n
+		return nil
 	},
 	"transactionTimeOut":       millis(func(v *settingValues) *time.Duration { return &v.txnTimeout }),
 	"transactionCheckInterval": millis(func(v *settingValues) *time.Duration { return &v.txnCheckInterval }),
@@ -93,7 +117,8 @@ func newRuntimeSettings(cfg *Config, m *meta.State) *runtimeSettings {
 	return &runtimeSettings{meta: m, base: settingValues{autoCreateTopic: cfg.AutoCreateTopic,
 		defaultQueueNums: cfg.DefaultQueueNums, longPolling: cfg.LongPollingEnabled,
 		txnTimeout: cfg.TransactionTimeout, txnCheckInterval: cfg.TransactionCheckInterval,
-		txnCheckMax: int32(cfg.TransactionCheckMax)}}
+		txnCheckMax: int32(cfg.TransactionCheckMax), slaveRead: cfg.SlaveReadEnable,
+		memRatio: cfg.AccessMessageInMemoryMaxRatio, memBytes: cfg.AccessMessageInMemoryMaxBytes}}
 }
 
 // get returns the settings in effect.

@@ -45,6 +45,9 @@ func brokerFlags() []ucli.Flag {
 		&ucli.BoolFlag{Name: "trace-topic-enable", Value: def.TraceTopicEnable, Usage: "create RMQ_SYS_TRACE_TOPIC for the clients' message trace (traceTopicEnable)"},
 		&ucli.StringFlag{Name: "acl", Usage: "seed the group's ACL from this plain_acl.yml (RocketMQ's format) if the group has none yet; change it later with raftmq acl"},
 		&ucli.DurationFlag{Name: "dedupe-window", Value: def.DedupeWindow, Usage: "a send whose unique keys (UNIQ_KEY) were stored this recently is answered with the first send's result and stored once; 0 turns it off"},
+		&ucli.BoolFlag{Name: "slave-read-enable", Value: def.SlaveReadEnable, Usage: "answer the pulls of a consumer far behind with a follower's brokerId in suggestWhichBrokerId, so cold backlogs are read from followers (slaveReadEnable; RocketMQ's default is false)"},
+		&ucli.IntFlag{Name: "access-message-in-memory-max-ratio", Value: def.AccessMessageInMemoryMaxRatio, Usage: "a consumer is far behind when more commitlog bytes than this percentage of physical memory (its cgroup limit when lower) lie after what it pulled (accessMessageInMemoryMaxRatio)"},
+		&ucli.Int64Flag{Name: "access-message-in-memory-max-bytes", Value: def.AccessMessageInMemoryMaxBytes, Usage: "that threshold in bytes instead of the ratio; 0 uses the ratio"},
 		logLevelFlag(),
 	}
 	flags = append(flags, limitFlags()...)
@@ -124,6 +127,9 @@ func brokerConfig(c *ucli.Context) (broker.Config, error) {
 	cfg.DedupeWindow = c.Duration("dedupe-window")
 	cfg.EnablePropertyFilter, cfg.StoreReplyMessage = c.Bool("enable-property-filter"), c.Bool("store-reply-message")
 	cfg.TraceTopicEnable = c.Bool("trace-topic-enable")
+	cfg.SlaveReadEnable = c.Bool("slave-read-enable")
+	cfg.AccessMessageInMemoryMaxRatio = c.Int("access-message-in-memory-max-ratio")
+	cfg.AccessMessageInMemoryMaxBytes = c.Int64("access-message-in-memory-max-bytes")
 	seed, err := aclSeed(c)
 	if err != nil {
 		return cfg, err

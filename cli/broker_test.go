@@ -40,3 +40,14 @@ func TestBrokerFlagsMessagingFeatures(t *testing.T) {
 		t.Fatalf("flags not applied: %+v", cfg)
 	}
 }
+
+func TestBrokerFlagsFollowerReads(t *testing.T) {
+	cfg := parseBrokerConfig(t)
+	if !cfg.SlaveReadEnable || cfg.AccessMessageInMemoryMaxRatio != 40 || cfg.AccessMessageInMemoryMaxBytes != 0 {
+		t.Fatalf("defaults: slaveReadEnable %v, ratio %d, bytes %d", cfg.SlaveReadEnable, cfg.AccessMessageInMemoryMaxRatio, cfg.AccessMessageInMemoryMaxBytes)
+	}
+	cfg = parseBrokerConfig(t, "--slave-read-enable=false", "--access-message-in-memory-max-ratio", "25", "--access-message-in-memory-max-bytes", "65536")
+	if cfg.SlaveReadEnable || cfg.AccessMessageInMemoryMaxRatio != 25 || cfg.AccessMessageInMemoryMaxBytes != 65536 {
+		t.Fatalf("flags not applied: slaveReadEnable %v, ratio %d, bytes %d", cfg.SlaveReadEnable, cfg.AccessMessageInMemoryMaxRatio, cfg.AccessMessageInMemoryMaxBytes)
+	}
+}

@@ -178,7 +178,7 @@ func brokerConfigCommand() *ucli.Command {
 			},
 			{
 				Name:      "set",
-				Usage:     "change settings of a broker group through raft; only those that may change at run time (brokerPermission, autoCreateTopicEnable, defaultTopicQueueNums, longPollingEnable, transactionTimeOut, transactionCheckInterval, transactionCheckMax) are accepted, others are refused by name",
+				Usage:     "change settings of a broker group through raft; only those that may change at run time (brokerPermission, autoCreateTopicEnable, defaultTopicQueueNums, longPollingEnable, transactionTimeOut, transactionCheckInterval, transactionCheckMax, slaveReadEnable, accessMessageInMemoryMaxRatio, accessMessageInMemoryMaxBytes) are accepted, others are refused by name",
 				ArgsUsage: "key=value ...",
 				Flags:     []ucli.Flag{namesrvFlag(), brokerNameFlag(), outputFlag()},
 				Action:    withAdmin(brokerConfigSet),

@@ -108,8 +108,8 @@ func subGroupFlags() []ucli.Flag {
 		&ucli.BoolFlag{Name: "broadcast", Value: d.ConsumeBroadcastEnable, Usage: "consumeBroadcastEnable: broadcasting consumers allowed"},
 		&ucli.IntFlag{Name: "retry-queues", Value: int(d.RetryQueueNums), Usage: "retryQueueNums: queues of the group's %RETRY% topic"},
 		&ucli.IntFlag{Name: "retry-max-times", Value: int(d.RetryMaxTimes), Usage: "retryMaxTimes: redeliveries before the dead-letter queue"},
-		&ucli.Int64Flag{Name: "broker-id", Value: d.BrokerID, Usage: "brokerId: the node consumers pull from"},
-		&ucli.Int64Flag{Name: "slow-broker-id", Value: d.WhichBrokerWhenConsumeSlowly, Usage: "whichBrokerWhenConsumeSlowly"},
+		&ucli.Int64Flag{Name: "broker-id", Value: d.BrokerID, Usage: "brokerId (stored for RocketMQ tools; raftmq sends a consumer that is not far behind to the leader, 0)"},
+		&ucli.Int64Flag{Name: "slow-broker-id", Value: d.WhichBrokerWhenConsumeSlowly, Usage: "whichBrokerWhenConsumeSlowly: the follower the leader sends a consumer far behind to (follower reads)"},
 		&ucli.BoolFlag{Name: "notify-ids-changed", Value: d.NotifyConsumerIdsChangedEnable, Usage: "notifyConsumerIdsChangedEnable: tell consumers when the group's members change"},
 	}
 }

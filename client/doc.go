@@ -183,6 +183,10 @@
 // place. A PullConsumer instead hands batches to Poll and commits only when
 // told (Commit), with Seek and SeekTimestamp to move a queue.
 //
+// Both pull each queue from the node the broker's last answer suggested
+// (suggestWhichBrokerId): a follower while the consumer is far behind on
+// a cold backlog, the leader otherwise and after any failed pull there.
+//
 // # Administration
 //
 // Admin creates, lists and deletes topics (on every group of a cluster or

@@ -67,6 +67,10 @@ type queueState struct {
 	// holds to consume the queue.
 	lockedAt atomic.Int64
 	serial   chan struct{}
+	// suggest is the brokerId the queue's last pull answer suggested
+	// (suggestWhichBrokerId): its pull loop pulls from that node while the
+	// route lists it, else from the leader. Only the loop writes it.
+	suggest atomic.Int64
 }
 
 // newGroupMember returns the membership of cfg's group, named name in

@@ -128,14 +128,21 @@ func pullBackoff(err error) time.Duration {
 	return pullErrorBackoff
 }
 
-// pullOnce pulls mq from offset once and returns the next offset. node
-// picks the address (leader first); it moves on after a failover error.
+// pullOnce pulls mq from offset once and returns the next offset. It asks
+// the node the last answer suggested (follower reads) while the route
+// lists it; otherwise node picks the address (leader first), moving on
+// after a failover error. A failed pull at a suggested node goes back to
+// the leader.
 func (gm *groupMember) pullOnce(ctx context.Context, qs *queueState, offset int64, node *int) (int64, error) {
 	addrs, err := gm.leaderAddrs(ctx, qs.mq)
 	if err != nil {
 		return offset, err
 	}
 	addr := addrs[*node%len(addrs)]
+	suggested := gm.suggestedAddr(ctx, qs.mq, qs.suggest.Load())
+	if suggested != "" {
+		addr = suggested
+	}
 	pctx, cancel := context.WithTimeout(ctx, gm.cfg.suspend+gm.cfg.requestTimeout+5*time.Second)
 	defer cancel()
 	sent := time.Now()
@@ -143,10 +150,21 @@ func (gm *groupMember) pullOnce(ctx context.Context, qs *queueState, offset int6
 	if err == nil {
 		gm.stats.pullAnswered(qs.mq.Topic, time.Since(sent))
 	}
+	qs.suggest.Store(0)
 	if err != nil {
-		*node++
+		if suggested != "" {
+			*node = 0
+		} else {
+			*node++
+		}
 		_, _ = gm.c.routes.refresh(ctx, qs.mq.Topic)
 		return offset, err
+	}
+	if resp.Code == remoting.ResSuccess || resp.Code == remoting.ResPullNotFound ||
+		resp.Code == remoting.ResPullRetryImmediately || resp.Code == remoting.ResPullOffsetMoved {
+		if id, err := strconv.ParseInt(resp.ExtFields["suggestWhichBrokerId"], 10, 64); err == nil && id > 0 {
+			qs.suggest.Store(id)
+		}
 	}
 	next, perr := strconv.ParseInt(resp.ExtFields["nextBeginOffset"], 10, 64)
 	switch resp.Code {
@@ -162,11 +180,32 @@ func (gm *groupMember) pullOnce(ctx context.Context, qs *queueState, offset int6
 		return gm.foundNothing(ctx, qs, resp.Code, offset, next, addr, node)
 	}
 	err = &Error{Code: resp.Code, Remark: resp.Remark, Request: remoting.ReqPullMessage, Addr: addr}
-	if isFailover(err) {
+	failover := isFailover(err)
+	switch {
+	case suggested != "":
+		*node = 0
+	case failover:
 		*node++
+	}
+	if failover {
 		_, _ = gm.c.routes.refresh(ctx, qs.mq.Topic)
 	}
 	return offset, err
+}
+
+// suggestedAddr is the address of brokerId id in mq's route: where a
+// pull answer suggested the queue's next pull. "" for the leader (0), or
+// when the route lacks id (a follower gone, a stale suggestion).
+func (gm *groupMember) suggestedAddr(ctx context.Context, mq MessageQueue, id int64) string {
+	if id <= 0 {
+		return ""
+	}
+	r, err := gm.c.routes.get(ctx, mq.Topic)
+	if err != nil {
+		return ""
+	}
+	bd, _ := r.Broker(mq.BrokerName)
+	return bd.BrokerAddrs[id]
 }
 
 // foundNothing takes a pull's answer without messages (code): the queue
@@ -176,6 +215,7 @@ func (gm *groupMember) foundNothing(ctx context.Context, qs *queueState, code in
 		// A node that is not (or no longer) the leader may lag, and
 		// a lagging node moves us back, to 0 even: ask the leader.
 		*node = 0
+		qs.suggest.Store(0)
 		return offset, fmt.Errorf("%w: %s at %s", errMovedByFollower, qs.mq, addr)
 	}
 	if code == remoting.ResPullOffsetMoved {

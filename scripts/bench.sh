@@ -41,9 +41,24 @@
 #   SCALE_GROUPS="1 2 3"  the broker-group counts of the scale-out runs (async
 #              produce and a consume of it, 8 queues per group, in one
 #              `raftmq dev --groups N` process); SCALE_GROUPS= skips them
-#   BACKLOG=N  also produce N messages, then consume them from the first
-#              offset (2 consumers) while 2 producers write TAIL_RATE
-#              (default 5000) msg/s to another topic
+#   BACKLOG=N  the cold-backlog pair (issue: consumers of a cold backlog read
+#              from followers so tail producers are not slowed): on a fresh
+#              group with follower reads on (--slave-read-enable=true, the
+#              default) and on one with them off, produce N messages, then
+#              consume them from the first offset (2 consumers) while 2
+#              producers write TAIL_RATE (default 5000) msg/s to another
+#              topic; reports per side the consume rate, the tail producer's
+#              rate and ack latency, and the messages each node served.
+#              BACKLOG_ROUNDS=N (default 1) alternates the pair N times;
+#              BACKLOG_BROKER_ARGS adds broker flags to both sides (e.g.
+#              "--access-message-in-memory-max-ratio 10"; the default
+#              threshold is 40 % of RAM: with 24 GiB, a consumer more than
+#              ~9.6 GiB of commitlog behind the end is sent to a follower).
+#              Disk: ~3.5 GiB per million 1 KiB messages per side (3 nodes);
+#              each side's data is deleted when it ends. All three nodes
+#              share this machine's page cache and disk: the pair measures
+#              what taking the cold reads off the leader process is worth,
+#              not separate machines' caches.
 set -euo pipefail
 RAFTMQ=${RAFTMQ:-bin/raftmq}
 MSGS=${MSGS:-500000}
@@ -237,23 +252,49 @@ if [ "${SCALING:-0}" = 1 ]; then
   done
 fi
 
-if [ -n "${BACKLOG:-}" ]; then
-  # Consume a backlog of BACKLOG messages (far more than the page cache
-  # holds at 10 million) from its first offset while producers keep
-  # writing the tail of another topic at TAIL_RATE msg/s.
-  echo "== backlog: producing $BACKLOG messages to bench-backlog"
-  bench produce --topic bench-backlog --queues 8 --mode async --clients 4 --inflight "${INFLIGHT:-512}" --msgs "$BACKLOG"
-  echo "== backlog: consuming it while 2 producers write ${TAIL_RATE:-5000} msg/s to bench-tail"
-  "$RAFTMQ" bench produce --namesrv "$NSADDR" --topic bench-tail --queues 8 --mode async --clients 2 \
-    --rate "${TAIL_RATE:-5000}" --duration 24h --size 1024 --no-progress > "$OUT/tail.log" 2>&1 &
-  TAIL=$!
-  bench consume --topic bench-backlog --clients 2 --msgs "$BACKLOG"
-  kill -INT "$TAIL" 2>/dev/null || true
-  wait "$TAIL" 2>/dev/null || true
-  echo "== tail producer during the backlog read:"
-  grep -E '^(produce|  latency)' "$OUT/tail.log" | tee -a "$OUT/raftmq.log"
-fi
 stop_cluster
+
+# served_by PORT TOPIC: messages the node whose HTTP port is PORT delivered
+# to pulls of TOPIC since it started (rocketmq_messages_out_total).
+served_by() {
+  curl -s "http://127.0.0.1:$1/metrics" | awk -v t="topic=\"$2\"" '/^rocketmq_messages_out_total[{]/ && index($0, t) { s += $NF } END { printf "%d", s }'
+}
+# role_of PORT: Leader or Follower, from the node's /healthz.
+role_of() { curl -s "http://127.0.0.1:$1/healthz" | awk '{ sub(/,$/, "", $3); print $3 }'; }
+
+# The cold-backlog pair: follower reads on and off, each on a fresh group.
+if [ -n "${BACKLOG:-}" ]; then
+  read -r -a BACKLOG_ARGS <<<"${BACKLOG_BROKER_ARGS:-}"
+  for round in $(seq 1 "${BACKLOG_ROUNDS:-1}"); do
+    for side in on off; do
+      flag=true; [ "$side" = off ] && flag=false
+      echo "== backlog, follower reads $side (round $round): producing $BACKLOG messages to bench-backlog"
+      start_cluster "backlog-$side$round" "--slave-read-enable=$flag" "${BACKLOG_ARGS[@]}"
+      bench produce --topic bench-backlog --queues 8 --mode async --clients 4 --inflight "${INFLIGHT:-512}" --msgs "$BACKLOG" > /dev/null
+      echo "== backlog, follower reads $side: consuming it while 2 producers write ${TAIL_RATE:-5000} msg/s to bench-tail"
+      c0=$(broker_cpu)
+      "$RAFTMQ" bench produce --namesrv "$NSADDR" --topic bench-tail --queues 8 --mode async --clients 2 \
+        --rate "${TAIL_RATE:-5000}" --duration 24h --size 1024 --no-progress > "$OUT/tail.$side$round.log" 2>&1 &
+      TAIL=$!
+      bench consume --topic bench-backlog --clients 2 --msgs "$BACKLOG" > "$OUT/last.txt" || true
+      kill -INT "$TAIL" 2>/dev/null || true
+      wait "$TAIL" 2>/dev/null || true
+      cpu=$(($(broker_cpu) - c0))
+      cat "$OUT/last.txt" | tee -a "$OUT/backlog.$side.log"
+      record raftmq "backlog-consume-$side" "$round" "$(grep '^raftmq-bench ' "$OUT/last.txt" | tail -1)" "$cpu"
+      echo "== tail producer during the backlog read (follower reads $side):"
+      grep -E '^(produce|  latency)' "$OUT/tail.$side$round.log" | tee -a "$OUT/backlog.$side.log" "$OUT/raftmq.log"
+      record raftmq "backlog-tail-$side" "$round" "$(grep '^raftmq-bench ' "$OUT/tail.$side$round.log" | tail -1)" ""
+      line="served bench-backlog (follower reads $side, round $round):"
+      for i in 1 2 3; do
+        pp=$(eval echo "\$P$i")
+        line="$line n$i $(role_of "$pp") $(served_by "$pp" bench-backlog)"
+      done
+      echo "$line" | tee -a "$OUT/backlog.$side.log" "$OUT/raftmq.log"
+      stop_cluster
+    done
+  done
+fi
 
 # 64 KiB messages on a fresh group, then the peer with the same size.
 if [ "${BIG:-1}" = 1 ]; then
@@ -418,6 +459,17 @@ done
 if [ -s "$OUT/plain.async.log" ]; then
   cmp_line "async, ACL+TLS vs plain (median of ${SECURE_ROUNDS:-2})" "$(median "$OUT/secure.async.log")" "$(median "$OUT/plain.async.log")"
   cmp_line "sync 16 clients, ACL+TLS vs plain" "$(median "$OUT/secure.sync.log")" "$(median "$OUT/plain.sync.log")"
+fi
+if [ -s "$OUT/backlog.off.log" ]; then
+  # field WORKLOAD NAME: the median of NAME over WORKLOAD's result lines.
+  field() { awk -v w="workload=$1" -v k="$2=" '$0 ~ "^result system=raftmq " w " " { for (i = 1; i <= NF; i++) if (index($i, k) == 1) v[++n] = substr($i, length(k) + 1) + 0 }
+    END { for (i = 2; i <= n; i++) { t = v[i]; for (j = i - 1; j >= 1 && v[j] > t; j--) v[j + 1] = v[j]; v[j + 1] = t }; if (n) print (n % 2) ? v[(n + 1) / 2] : (v[n / 2] + v[n / 2 + 1]) / 2; else print 0 }' "$OUT/results.txt"; }
+  cmp_line "backlog consume, follower reads on vs off" "$(field backlog-consume-on msgs_per_sec)" "$(field backlog-consume-off msgs_per_sec)"
+  cmp_line "tail produce during it, on vs off" "$(field backlog-tail-on msgs_per_sec)" "$(field backlog-tail-off msgs_per_sec)"
+  for q in p50_ms p99_ms p999_ms; do
+    cmp_line "tail ack latency $q, on vs off" "$(field backlog-tail-on $q)" "$(field backlog-tail-off $q)"
+  done
+  grep -h '^served bench-backlog' "$OUT/backlog.on.log" "$OUT/backlog.off.log" | tee -a "$OUT/summary.txt"
 fi
 if [ -s "$OUT/nodedupe.async.log" ]; then
   cmp_line "async, dedupe on vs off (median of ${DEDUPE_ROUNDS:-3})" "$(median "$OUT/dedupe.async.log")" "$(median "$OUT/nodedupe.async.log")"

@@ -78,6 +78,13 @@ type GetResult struct {
 	// Err explains Failed ("reading consumequeue: ...", "reading
 	// commitlog: ..."): the broker's remark.
 	Err error
+	// Behind is how far the reader is behind the log's end: the bytes
+	// from the commit offset of the last consumequeue entry the read
+	// examined to MaxCommitOffset, as RocketMQ's maxOffsetPy −
+	// maxPhyOffsetPulling (the input of suggestPullingFromSlave). Commit
+	// offsets are the same on every replica, so it means the same on
+	// each. 0 when the read examined no entry.
+	Behind int64
 }
 
 // GetMessage reads up to maxMsgs messages of a queue from offset that f
@@ -113,7 +120,7 @@ func (s *Store) GetMessage(topic string, queueID int32, offset int64, maxMsgs in
 	if err == nil && len(entries) == limit && limit < MaxGetScan {
 		st, consumed, body, rerr := s.readRecords(entries, maxMsgs, f)
 		if st == Found || rerr != nil {
-			return readResult(res, st, offset, consumed, body, rerr)
+			return s.readResult(res, st, offset, entries[:consumed], body, rerr)
 		}
 		// Nothing in the first entries (retention removed their bytes):
 		// scan on, as far as any read does.
@@ -134,13 +141,18 @@ func (s *Store) GetMessage(topic string, queueID int32, offset int64, maxMsgs in
 		return res
 	}
 	st, consumed, body, err := s.readRecords(entries, maxMsgs, f)
-	return readResult(res, st, offset, consumed, body, err)
+	return s.readResult(res, st, offset, entries[:consumed], body, err)
 }
 
-func readResult(res GetResult, st GetStatus, offset int64, consumed int, body []byte, err error) GetResult {
-	res.Status, res.NextBeginOffset, res.Body = st, offset+int64(consumed), body
+// readResult completes res from a read that examined the entries consumed.
+func (s *Store) readResult(res GetResult, st GetStatus, offset int64, consumed []Entry, body []byte, err error) GetResult {
+	res.Status, res.NextBeginOffset, res.Body = st, offset+int64(len(consumed)), body
 	if err != nil {
 		res.Err = fmt.Errorf("reading commitlog: %w", err)
+		return res
+	}
+	if n := len(consumed); n > 0 {
+		res.Behind = max(s.clog.MaxCommitOffset()-consumed[n-1].CommitOffset, 0)
 	}
 	return res
 }

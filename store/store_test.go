@@ -213,9 +213,18 @@ func TestGetMessageStatuses(t *testing.T) {
 		if err != nil || len(msgs) != 32 || msgs[5].CommitLogOffset != res[5].CommitOffset {
 			t.Fatalf("n%d: %d messages decoded (%v)", i, len(msgs), err)
 		}
+		// Behind counts from the last entry the read examined: the 32nd
+		// message, then (a tag filter scans on) the 50th.
+		end := s.MaxCommitOffset()
+		if r.Behind != end-res[31].CommitOffset || r.Behind <= 0 {
+			t.Fatalf("n%d from 0: behind %d, want %d", i, r.Behind, end-res[31].CommitOffset)
+		}
 		blue := tagFilter(message.TagsHashCode("blue"))
-		if r := s.GetMessage("t", 0, 0, 32, blue); r.Status != store.Found || r.NextBeginOffset != 50 {
-			t.Fatalf("n%d blue: status %d next %d", i, r.Status, r.NextBeginOffset)
+		if r := s.GetMessage("t", 0, 0, 32, blue); r.Status != store.Found || r.NextBeginOffset != 50 || r.Behind >= end-res[39].CommitOffset {
+			t.Fatalf("n%d blue: status %d next %d behind %d", i, r.Status, r.NextBeginOffset, r.Behind)
+		}
+		if r := s.GetMessage("t", 0, 50, 32, nil); r.Behind != 0 {
+			t.Fatalf("n%d at the end: behind %d, want 0", i, r.Behind)
 		}
 		if r := s.GetMessage("t", 0, 45, 32, tagFilter(1)); r.Status != store.NoMatchedMessage || r.NextBeginOffset != 50 {
 			t.Fatalf("n%d no match: %+v", i, r)
