@@ -41,6 +41,9 @@
 #   SCALE_GROUPS="1 2 3"  the broker-group counts of the scale-out runs (async
 #              produce and a consume of it, 8 queues per group, in one
 #              `raftmq dev --groups N` process); SCALE_GROUPS= skips them
+#   BROKER_ARGS  extra flags for every broker started (e.g. --no-early-ack)
+#   CORE_ONLY=1  run only the core rounds (with PEER=none: an A/B of two
+#              builds or flags, one `make bench`-shaped round at a time)
 #   BACKLOG=N  the cold-backlog pair (issue: consumers of a cold backlog read
 #              from followers so tail producers are not slowed): on a fresh
 #              group with follower reads on (--slave-read-enable=true, the
@@ -95,6 +98,7 @@ PROF=()
 # ports, data in $DATA/RUN (a fresh group each run).
 NS_EXTRA=()
 BENCH_EXTRA=()
+read -r -a BROKER_EXTRA <<<"${BROKER_ARGS:-}"
 start_cluster() {
   local run=$1 i=0 b pp; shift
   RUN_DIR=$DATA/$run
@@ -103,7 +107,7 @@ start_cluster() {
   for b in "$B1" "$B2" "$B3"; do
     i=$((i + 1)); pp=$(eval echo "\$P$i")
     "$RAFTMQ" broker --node-id "n$i" --peers "$PEERS" --listen "127.0.0.1:$b" --data "$DATA/$run/n$i" \
-      --namesrv "$NSADDR" --flush SYNC_FLUSH --log-level warn --http "127.0.0.1:$pp" "${PROF[@]}" "$@" \
+      --namesrv "$NSADDR" --flush SYNC_FLUSH --log-level warn --http "127.0.0.1:$pp" "${PROF[@]}" "${BROKER_EXTRA[@]}" "$@" \
       > "$OUT/broker-n$i.$run.log" 2>&1 &
     PIDS+=($!)
     BROKER_PIDS+=($!)
@@ -189,6 +193,9 @@ for round in $(seq 1 "$ROUNDS"); do
   peer 1KB "$MSGS" "" "$round"
 done
 
+# CORE_ONLY=1 skips everything up to the summary (the block ends at
+# "end of CORE_ONLY").
+if [ "${CORE_ONLY:-0}" != 1 ]; then
 start_cluster main
 # The official Go client's benchmark producer: 16 sync instances, 1000 B
 # (a first small send creates the topic, retrying while the group elects).
@@ -394,6 +401,8 @@ for n in ${SCALE_GROUPS-1 2 3}; do
   stop_cluster
 done
 
+fi # end of CORE_ONLY
+
 # The summary: per workload, the median (min–max) over its rounds of
 # each system, the ratio of the medians, the median latencies and the
 # brokers' CPU seconds per million messages (raftmq; from /proc).
@@ -438,7 +447,7 @@ echo
 echo "== semantics (raftmq only, same run)"
 printf '%-40s %12s %12s %7s\n' comparison msg/s baseline ratio | tee -a "$OUT/summary.txt"
 cmp_line() { awk -v n="$1" -v a="$2" -v b="$3" 'BEGIN { r = (b > 0) ? sprintf("%.2fx", a / b) : "-"; printf "%-40s %12s %12s %7s\n", n, a, b, r }' | tee -a "$OUT/summary.txt"; }
-cmp_line "txn (16 clients) vs sync produce" "$(rate "$OUT/txn.log" 1)" "${sync_rate:-0}"
+[ -s "$OUT/txn.log" ] && cmp_line "txn (16 clients) vs sync produce" "$(rate "$OUT/txn.log" 1)" "${sync_rate:-0}"
 # scanned FILE N: backlog messages per second the N-th consume of FILE went through.
 scanned() { grep '^raftmq-bench ' "$1" | fieldof /dev/stdin "$2" elapsed_s | awk -v n="$SQLN" '{ if ($1 > 0) printf "%.0f", n / $1; else print 0 }'; }
 if [ -s "$OUT/sql.log" ]; then
