@@ -176,7 +176,7 @@ peer() {
 echo "== raftmq: namesrv + 3 brokers (SYNC_FLUSH) on loopback, data in $DATA, output in $OUT"
 echo "== $(date -u +%FT%TZ) commit $(git rev-parse --short HEAD 2>/dev/null || echo unknown), $(nproc) cores, load $(cut -d' ' -f1-3 /proc/loadavg)"
 # The official client's benchmark producer, built before any cluster runs.
-(cd integration && go build -o "$OUT/officialbench" ./examples/officialbench)
+[ "${CORE_ONLY:-0}" = 1 ] || (cd integration && go build -o "$OUT/officialbench" ./examples/officialbench)
 : > "$OUT/results.txt"
 
 # The core workloads, ROUNDS times, each round a fresh group then the peer:
