@@ -93,6 +93,7 @@ func New(cfg Config) (*Broker, error) {
 		return nil, err
 	}
 	if err := b.build(); err != nil {
+		b.store.Halt()
 		_ = b.node.Close()
 		_ = b.client.Close()
 		b.closeStore()
@@ -375,6 +376,7 @@ func (b *Broker) Shutdown(ctx context.Context) error {
 		if err := b.client.Close(); err != nil {
 			errs = append(errs, err)
 		}
+		b.store.Halt() // an apply waiting for disk space gives up
 		if err := b.node.Close(); err != nil {
 			errs = append(errs, err)
 		}

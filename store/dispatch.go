@@ -13,20 +13,27 @@ import (
 // put entry go to their consumequeues (one write per queue) and their keys
 // to the index, and pulls held for the queues that grew wake. A
 // consumequeue entry that differs from the replayed one is stale or torn
-// and is rewritten (consumequeue.Queue.Append); a gap or an I/O failure
-// stops the node. Index failures are only logged: the index is
+// and is rewritten (consumequeue.Queue.Append); a write that meets a full
+// disk waits for space (space.go); a gap or another I/O failure stops the
+// node. Index failures are only logged: the index is
 // rebuildable and RocketMQ treats it as best effort.
 func (s *Store) Dispatch(index uint64, msgs []dledger.AppliedMessage) error {
 	if err := s.repairQueues(index); err != nil {
 		return err
 	}
 	for _, r := range s.runs.group(msgs) {
-		q, err := s.cq.Queue(r.key.Topic, r.key.QueueID)
-		if err == nil {
-			err = q.AppendBatch(r.first, r.entries)
+		what := func() string {
+			return fmt.Sprintf("consumequeue %s/%d@%d+%d", r.key.Topic, r.key.QueueID, r.first, len(r.entries))
 		}
+		err := s.whenSpace(what, func() error {
+			q, err := s.cq.Queue(r.key.Topic, r.key.QueueID)
+			if err == nil {
+				err = q.AppendBatch(r.first, r.entries)
+			}
+			return err
+		})
 		if err != nil {
-			return fmt.Errorf("consumequeue %s/%d@%d+%d: %w", r.key.Topic, r.key.QueueID, r.first, len(r.entries), err)
+			return fmt.Errorf("%s: %w", what(), err)
 		}
 		s.arrival.notify(r.key)
 	}

@@ -45,6 +45,9 @@ type Store struct {
 	arrival notifier
 
 	stop chan struct{}
+	// halt ends waits for disk space (space.go).
+	halt     chan struct{}
+	haltOnce sync.Once
 	// life orders Start and Close: a Start racing a Close (a node shut
 	// down while it begins to serve) must not Add to wg during its Wait.
 	life             sync.Mutex
@@ -66,7 +69,7 @@ func Open(cfg Config) (*Store, error) {
 		return nil, err
 	}
 	cfg = cfg.resolved()
-	s := &Store{cfg: cfg, log: cfg.Logger, stop: make(chan struct{}), arrival: notifier{ch: map[dledger.QueueKey]chan struct{}{}}}
+	s := &Store{cfg: cfg, log: cfg.Logger, stop: make(chan struct{}), halt: make(chan struct{}), arrival: notifier{ch: map[dledger.QueueKey]chan struct{}{}}}
 	var err error
 	if s.clog, err = commitlog.Open(cfg.CommitLog); err != nil {
 		return nil, fmt.Errorf("store: commitlog: %w", err)

@@ -37,13 +37,16 @@ func (c *Cluster) Heal() {
 func (c *Cluster) Kill(i int) {
 	c.t.Helper()
 	c.mu.Lock()
-	n := c.members[i].node
+	n, d := c.members[i].node, c.members[i].dispatch
 	c.members[i].node = nil
 	c.mu.Unlock()
 	if n == nil {
 		return
 	}
 	c.relink()
+	if h, ok := d.(interface{ Halt() }); ok {
+		h.Halt() // a store waiting for disk space lets the FSM go
+	}
 	if err := n.Close(); err != nil {
 		c.t.Logf("dledgertest: close %s: %v", c.members[i].ID, err)
 	}
