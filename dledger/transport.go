@@ -45,6 +45,11 @@ const (
 
 const (
 	connBufferSize = 256 << 10
+	// readBufferSize is small on purpose: bufio reads a request's data
+	// blob straight into its buffer, bypassing its own, once the blob is
+	// at least this large and the buffer empty, so only the first and
+	// last few KiB of a blob are copied.
+	readBufferSize = 16 << 10
 	// writevMin is the data size from which a plain TCP connection sends
 	// AppendEntries data from the entries' slices instead of copying it
 	// into the write buffer.
@@ -127,7 +132,7 @@ type peerConn struct {
 func msgpackHandle() *codec.MsgpackHandle { return &codec.MsgpackHandle{} }
 
 func newPeerConn(target raft.ServerAddress, conn net.Conn) *peerConn {
-	c := &peerConn{target: target, conn: conn, r: bufio.NewReaderSize(conn, connBufferSize),
+	c := &peerConn{target: target, conn: conn, r: bufio.NewReaderSize(conn, readBufferSize),
 		w: bufio.NewWriterSize(conn, connBufferSize)}
 	_, c.vec = conn.(*net.TCPConn)
 	c.dec = codec.NewDecoder(c.r, msgpackHandle())

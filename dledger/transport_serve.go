@@ -78,7 +78,7 @@ func (t *netTransport) serve(ctx context.Context, nc net.Conn) {
 		t.inMu.Unlock()
 		_ = nc.Close()
 	}()
-	h := &handler{t: t, r: bufio.NewReaderSize(nc, connBufferSize), w: bufio.NewWriterSize(nc, connBufferSize)}
+	h := &handler{t: t, r: bufio.NewReaderSize(nc, readBufferSize), w: bufio.NewWriterSize(nc, connBufferSize)}
 	h.dec = codec.NewDecoder(h.r, msgpackHandle())
 	h.enc = codec.NewEncoder(h.w, msgpackHandle())
 	for ctx.Err() == nil {
