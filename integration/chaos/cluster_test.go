@@ -108,6 +108,7 @@ func (c *cluster) runContainer(name, ip, data string, args ...string) {
 		if c.t.Failed() {
 			out, _ := exec.Command("docker", "logs", "--tail", "60", name).CombinedOutput()
 			c.t.Logf("last log lines of %s:\n%s", name, out)
+			keepLog(c.t, name)
 		}
 		_, _ = docker("rm", "-f", "-v", name)
 	})
@@ -234,4 +235,20 @@ func poll(d time.Duration, cond func() bool) bool {
 // adminTopic is the orderly topic's configuration.
 func adminTopic() client.TopicConfig {
 	return client.TopicConfig{Topic: topic, Queues: queues, Order: true, BrokerName: brokerGroup}
+}
+
+// keepLog writes the whole log of a failed run's container to
+// $CHAOS_LOGS/<test>-<container>.log, when CHAOS_LOGS names a directory.
+func keepLog(t *testing.T, name string) {
+	dir := os.Getenv("CHAOS_LOGS")
+	if dir == "" {
+		return
+	}
+	out, _ := exec.Command("docker", "logs", "--timestamps", name).CombinedOutput()
+	file := filepath.Join(dir, strings.NewReplacer("/", "_").Replace(t.Name())+"-"+name+".log")
+	if err := os.WriteFile(file, out, 0o644); err != nil {
+		t.Logf("keeping the log of %s: %v", name, err)
+		return
+	}
+	t.Logf("whole log of %s in %s", name, file)
 }
