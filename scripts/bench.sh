@@ -44,7 +44,11 @@
 #   BROKER_ARGS  extra flags for every broker started (e.g. --no-early-ack)
 #   CORE_ONLY=1  run only the core rounds (with PEER=none: an A/B of two
 #              builds or flags, one `make bench`-shaped round at a time)
-#   BACKLOG=N  the cold-backlog pair (issue: consumers of a cold backlog read
+#   BACKLOG=N  the cold-backlog pair (default 1000000 with BACKLOG_BROKER_ARGS
+#              "--access-message-in-memory-max-bytes 268435456", so a consumer
+#              more than 256 MiB behind reads from a follower; BACKLOG=0 skips
+#              it; BACKLOG=10000000 with the ratio is issue 18's full size):
+#              consumers of a cold backlog read
 #              from followers so tail producers are not slowed): on a fresh
 #              group with follower reads on (--slave-read-enable=true, the
 #              default) and on one with them off, produce N messages, then
@@ -270,7 +274,11 @@ served_by() {
 role_of() { curl -s "http://127.0.0.1:$1/healthz" | awk '{ sub(/,$/, "", $3); print $3 }'; }
 
 # The cold-backlog pair: follower reads on and off, each on a fresh group.
-if [ -n "${BACKLOG:-}" ]; then
+BACKLOG=${BACKLOG-1000000}
+if [ -z "${BACKLOG_BROKER_ARGS+set}" ] && [ "$BACKLOG" = 1000000 ]; then
+  BACKLOG_BROKER_ARGS="--access-message-in-memory-max-bytes 268435456"
+fi
+if [ -n "$BACKLOG" ] && [ "$BACKLOG" != 0 ]; then
   read -r -a BACKLOG_ARGS <<<"${BACKLOG_BROKER_ARGS:-}"
   for round in $(seq 1 "${BACKLOG_ROUNDS:-1}"); do
     for side in on off; do
