@@ -116,46 +116,46 @@ func dedupeKeys(sr *sendRequest, msgs []dledger.Message) ([]string, bool) {
 
 // claim marks keys in flight, waiting while another send holds one. Keys
 // are taken in sorted order, so two batches cannot wait on each other.
+// The keys of one send share one channel, closed when it is released.
 func (d *dedupeWindow) claim(ctx context.Context, keys []string) (func(), error) {
 	keys = slices.Compact(slices.Sorted(slices.Values(keys)))
-	held := make([]chan struct{}, 0, len(keys))
+	mine := make(chan struct{})
+	held := 0
 	release := func() {
-		for i, ch := range held {
-			sh := d.shard(keys[i])
+		for _, k := range keys[:held] {
+			sh := d.shard(k)
 			sh.mu.Lock()
-			delete(sh.keys, keys[i])
+			delete(sh.keys, k)
 			sh.mu.Unlock()
-			close(ch)
 		}
+		close(mine)
 	}
 	for _, k := range keys {
-		ch, err := d.take(ctx, k)
-		if err != nil {
+		if err := d.take(ctx, k, mine); err != nil {
 			release()
 			return nil, err
 		}
-		held = append(held, ch)
+		held++
 	}
 	return release, nil
 }
 
-// take marks one key in flight once no other send holds it.
-func (d *dedupeWindow) take(ctx context.Context, key string) (chan struct{}, error) {
+// take marks one key in flight under mine once no other send holds it.
+func (d *dedupeWindow) take(ctx context.Context, key string, mine chan struct{}) error {
 	sh := d.shard(key)
 	for {
 		sh.mu.Lock()
 		busy, ok := sh.keys[key]
 		if !ok {
-			ch := make(chan struct{})
-			sh.keys[key] = ch
+			sh.keys[key] = mine
 			sh.mu.Unlock()
-			return ch, nil
+			return nil
 		}
 		sh.mu.Unlock()
 		select {
 		case <-busy:
 		case <-ctx.Done():
-			return nil, ctx.Err()
+			return ctx.Err()
 		}
 	}
 }

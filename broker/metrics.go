@@ -82,8 +82,8 @@ func (nm *nodeMetrics) messagesIn(topic, msgType string, records [][]byte) {
 	var bytes int
 	for _, r := range records {
 		bytes += len(r)
-		nm.sink.Observe(mMessageSize, float64(len(r)), lb)
 	}
+	nm.sink.ObserveEach(mMessageSize, lb, len(records), func(i int) float64 { return float64(len(records[i])) })
 	nm.m.IncrCounterWithLabels([]string{mMessagesIn}, float32(len(records)), lb)
 	nm.m.IncrCounterWithLabels([]string{mThroughputIn}, float32(bytes), lb)
 	nm.stats.add(protocol.StatsTopicPutNums, topic, int64(len(records)))
