@@ -98,7 +98,14 @@ func chaosRun(t *testing.T, res *Result, image, bin string, run int, steps int) 
 	var windows []window
 	for i, f := range schedule(rng, steps) {
 		res.Faults[f.kind]++
-		windows = append(windows, c.step(t, i, f, rng, l))
+		w, err := c.step(t, i, f, rng, l)
+		if err != nil {
+			// The run fails, but what was acknowledged is still checked.
+			t.Errorf("%v", err)
+			res.StepFailed = err.Error()
+			break
+		}
+		windows = append(windows, w)
 	}
 	if err := c.heal(); err != nil {
 		t.Errorf("healing everything: %v", err)
@@ -125,18 +132,20 @@ type window struct {
 
 // step injects one fault, holds it 1.5–3.5 s, heals it and waits until
 // the group is whole and our SDK's sends are acknowledged again.
-func (c *cluster) step(t *testing.T, i int, f fault, rng *rand.Rand, l *ledger) window {
+func (c *cluster) step(t *testing.T, i int, f fault, rng *rand.Rand, l *ledger) (window, error) {
 	t.Helper()
 	hold := time.Duration(1500+rng.IntN(2000)) * time.Millisecond
 	w := window{name: fmt.Sprintf("%02d:%s", i, f.kind), from: time.Now()}
 	restarts := c.restartCounts()
 	heal, err := f.inject(c, rng, hold)
 	if err != nil {
-		t.Fatalf("step %s: inject: %v", w.name, err)
+		c.logsSince(w.from)
+		return w, fmt.Errorf("step %s: inject: %w", w.name, err)
 	}
 	time.Sleep(hold) // the fault's duration
 	if err := heal(); err != nil {
-		t.Fatalf("step %s: heal: %v", w.name, err)
+		c.logsSince(w.from)
+		return w, fmt.Errorf("step %s: heal: %w", w.name, err)
 	}
 	healed := time.Now()
 	before := l.sdkCount()
@@ -155,7 +164,7 @@ func (c *cluster) step(t *testing.T, i int, f fault, rng *rand.Rand, l *ledger) 
 			t.Logf("  %s exited and was restarted by Docker %d times", id, n-restarts[id])
 		}
 	}
-	return w
+	return w, nil
 }
 
 // restartCounts is restarts by node id.

@@ -41,6 +41,10 @@ type Result struct {
 	// group did not recover in time: see the test log); its counts are
 	// those of the steps it ran.
 	Aborted bool `json:"aborted,omitempty"`
+	// StepFailed is why a step could not be injected or healed (an
+	// add-voter that timed out, say): the run stopped injecting there but
+	// healed everything and was checked; it counts as failed.
+	StepFailed string `json:"step_failed,omitempty"`
 	// DurationS is the run's wall time in seconds.
 	DurationS float64 `json:"duration_s"`
 	// Time is when the run ended (RFC 3339, UTC).

@@ -35,13 +35,16 @@ func ReadResults(r io.Reader) ([]Result, error) {
 func Table(runs []Result) string {
 	var b strings.Builder
 	faults, steps := map[string]int{}, map[string][]int64{}
-	var acked, sdkAcked, lost, dup, order, failed, sdkFailed, aborted int
+	var acked, sdkAcked, lost, dup, order, failed, sdkFailed, aborted, stepFailed int
 	var all []int64
 	for _, r := range runs {
 		acked, sdkAcked, lost, dup, order = acked+r.Acked, sdkAcked+r.SDKAcked, lost+r.Lost, dup+r.Dup, order+r.OrderViolations
 		failed, sdkFailed = failed+r.Failed, sdkFailed+r.SDKFailed
 		if r.Aborted {
 			aborted++
+		}
+		if r.StepFailed != "" {
+			stepFailed++
 		}
 		for k, n := range r.Faults {
 			faults[k] += n
@@ -52,10 +55,10 @@ func Table(runs []Result) string {
 			all = append(all, ms)
 		}
 	}
-	fmt.Fprintln(&b, "| runs (aborted) | faults | acknowledged (our SDK) | failed sends (our SDK) | lost | duplicates | order violations | unavailability p50 / p99 / max |")
+	fmt.Fprintln(&b, "| runs (aborted / a step failed) | faults | acknowledged (our SDK) | failed sends (our SDK) | lost | duplicates | order violations | unavailability p50 / p99 / max |")
 	fmt.Fprintln(&b, "|---:|---|---:|---:|---:|---:|---:|---|")
-	fmt.Fprintf(&b, "| %d (%d) | %s | %d (%d) | %d (%d) | **%d** | %d | **%d** | %s |\n\n",
-		len(runs), aborted, faultList(faults), acked, sdkAcked, failed, sdkFailed, lost, dup, order, spread(all))
+	fmt.Fprintf(&b, "| %d (%d / %d) | %s | %d (%d) | %d (%d) | **%d** | %d | **%d** | %s |\n\n",
+		len(runs), aborted, stepFailed, faultList(faults), acked, sdkAcked, failed, sdkFailed, lost, dup, order, spread(all))
 	fmt.Fprintln(&b, "| fault | steps | our SDK's unavailability p50 / p99 / max |")
 	fmt.Fprintln(&b, "|---|---:|---|")
 	for _, kind := range sortedKeys(steps) {

@@ -16,7 +16,7 @@ func TestTable(t *testing.T) {
 	}
 	got := Table(runs)
 	for _, want := range []string{
-		"| 2 (0) | 3: flap 1, kill-leader 2 | 150 (120) | 3 (1) | **0** | 1 | **0** | 0.80 s / 1.20 s / 1.20 s |",
+		"| 2 (0 / 0) | 3: flap 1, kill-leader 2 | 150 (120) | 3 (1) | **0** | 1 | **0** | 0.80 s / 1.20 s / 1.20 s |",
 		"| flap | 1 | 0.30 s / 0.30 s / 0.30 s |",
 		"| kill-leader | 2 | 0.80 s / 1.20 s / 1.20 s |",
 	} {
