@@ -3,6 +3,8 @@ package commitlog
 import (
 	"errors"
 	"fmt"
+
+	"github.com/raftmq/raftmq/internal/vfs"
 )
 
 // DeleteRange implements raft.LogStore for the two ways raft calls it:
@@ -39,7 +41,7 @@ func (l *Log) DeleteRange(min, max uint64) error {
 		if min > last {
 			return nil
 		}
-		return l.failIf(l.truncateFrom(min))
+		return l.truncateSuffix(min)
 	case min <= first:
 		return nil
 	default:
@@ -107,6 +109,24 @@ func (l *Log) deleteAll() error {
 	return l.writeCheckpoint(checkpoint{})
 }
 
+// truncateSuffix is raft's suffix truncation of a follower's conflicting
+// entries, followed at once by a store of the leader's entries from min.
+// While writes are refused for lack of space nothing is truncated: the
+// store would be refused, and raft would be left believing in entries the
+// log no longer holds (see cutFrom). Once anything is cut, a failure of
+// the truncation fails the log for good, as the failed store would.
+// Caller holds wmu.
+func (l *Log) truncateSuffix(min uint64) error {
+	if err := l.SpaceRefusal(); err != nil {
+		return fmt.Errorf("commitlog: suffix from %d not truncated: %w", min, err)
+	}
+	l.cutFrom = min
+	if err := l.truncateFrom(min); err != nil {
+		return l.failAfterCut(err)
+	}
+	return nil
+}
+
 // truncateFrom removes the entries from min to the end; min lies inside
 // the log and above its first index.
 func (l *Log) truncateFrom(min uint64) error {
@@ -154,6 +174,7 @@ func (l *Log) truncateFrom(min uint64) error {
 	if err := l.syncDir(); err != nil {
 		return err
 	}
+	l.reallocate(s)
 	l.logger.Info("truncated suffix", "from", min, "segments_removed", len(removed))
 	return l.writeCheckpoint(l.currentCheckpoint())
 }
@@ -165,4 +186,18 @@ func (l *Log) entryAt(index uint64) (entry, error) {
 		return entry{}, fmt.Errorf("commitlog: index %d not stored", index)
 	}
 	return s.readEntry(index)
+}
+
+// reallocate gives the active segment s back the space its truncation
+// released, so that the store raft makes right after the truncation does
+// not have to allocate it again on a nearly full disk. A failure is only
+// logged: that store preallocates anyway (reserve) and refuses cleanly.
+func (l *Log) reallocate(s *segment) {
+	pa, ok := s.f.(vfs.Preallocator)
+	if !ok {
+		return
+	}
+	if err := pa.Preallocate(l.cfg.SegmentSize); err != nil {
+		l.logger.Warn("could not preallocate the truncated segment again", "segment", s.base, "error", err)
+	}
 }

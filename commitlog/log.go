@@ -39,6 +39,17 @@ type Log struct {
 	buf    []byte
 	idxBuf []byte
 	failed error // sticky: a write or fsync failed
+	// cutFrom is the first index a suffix truncation removed, until the
+	// batch raft stores next (from that index) is stored; 0 otherwise.
+	// hashicorp/raft truncates a follower's conflicting suffix and then
+	// stores the leader's entries, but updates its own idea of the last
+	// index only when both succeed: if the store fails, raft still
+	// believes the removed entries are there and, looking them up, rejects
+	// every later AppendEntries until the process restarts (a node whose
+	// disk filled so rejected its leader for good in a container chaos
+	// run). The log therefore fails for good when that store fails, so
+	// that the process restarts and raft reads the log's real end.
+	cutFrom uint64
 	// failedCh is closed when failed or dur's error is first set.
 	failedCh chan struct{}
 	failOnce sync.Once
@@ -342,6 +353,19 @@ func (l *Log) fail(err error) error {
 	l.logger.Error("write failed; log refuses writes until reopened", "error", err)
 	l.signalFailed()
 	return err
+}
+
+// failAfterCut fails the log for good when the store that follows a suffix
+// truncation failed, whatever the cause, even a refusal for lack of space
+// (see cutFrom). Caller holds wmu.
+func (l *Log) failAfterCut(err error) error {
+	if l.failed != nil {
+		return err
+	}
+	l.failed = fmt.Errorf("commitlog: raft's view of the log still holds the entries truncated from %d, which could not be replaced: %w", l.cutFrom, err)
+	l.logger.Error("entries after a suffix truncation could not be stored; the log refuses writes until reopened, so that raft re-reads its end", "from", l.cutFrom, "error", err)
+	l.signalFailed()
+	return l.failed
 }
 
 // signalFailed closes the Failed channel, once.

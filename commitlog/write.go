@@ -24,12 +24,29 @@ import (
 // space is not such a failure: the batch is refused with an error
 // wrapping ErrNoSpace, nothing of it stays in the files, and writes are
 // tried again once space returns (see space.go).
+//
+// The first batch after a suffix truncation (DeleteRange) is different: a
+// refusal of it, for lack of space or any other reason, fails the log for
+// good (see cutFrom).
 func (l *Log) StoreLogs(logs []*raft.Log) error {
 	if len(logs) == 0 {
 		return nil
 	}
 	l.wmu.Lock()
 	defer l.wmu.Unlock()
+	err := l.storeLogs(logs)
+	if l.cutFrom == 0 {
+		return err
+	}
+	if err != nil {
+		return l.failAfterCut(err)
+	}
+	l.cutFrom = 0
+	return nil
+}
+
+// storeLogs is StoreLogs; caller holds wmu.
+func (l *Log) storeLogs(logs []*raft.Log) error {
 	if err := l.writable(); err != nil {
 		return err
 	}
