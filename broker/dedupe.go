@@ -38,6 +38,7 @@ import (
 	"time"
 
 	"github.com/raftmq/raftmq/dledger"
+	"github.com/raftmq/raftmq/internal/wallclock"
 	"github.com/raftmq/raftmq/message"
 	"github.com/raftmq/raftmq/remoting"
 	"github.com/raftmq/raftmq/store"
@@ -167,7 +168,7 @@ func (d *dedupeWindow) shard(key string) *inflightShard {
 // lookup returns the answer of the earlier send when every message of
 // msgs (whose index keys are keys) is already stored inside the window.
 func (d *dedupeWindow) lookup(sr *sendRequest, msgs []dledger.Message, keys []string) *remoting.Command {
-	now := time.Now().UnixMilli()
+	now := wallclock.UnixMilli() // the store timestamps' clock
 	since := now - d.window.Milliseconds()
 	found := make([]*message.MessageExt, 0, len(msgs))
 	for i, m := range msgs {

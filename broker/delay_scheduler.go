@@ -20,6 +20,7 @@ import (
 
 	"github.com/raftmq/raftmq/broker/meta"
 	"github.com/raftmq/raftmq/dledger"
+	"github.com/raftmq/raftmq/internal/wallclock"
 	"github.com/raftmq/raftmq/protocol"
 	"github.com/raftmq/raftmq/store"
 )
@@ -55,7 +56,7 @@ func (d *delayScheduler) runLevel(ctx context.Context, queueID int32) error {
 	key := dledger.QueueKey{Topic: protocol.ScheduleTopic, QueueID: queueID}
 	for ctx.Err() == nil {
 		grown := d.store.WaitArrival(key) // before reading: no lost wake-up
-		due, next, wait, err := d.collectDue(key, progress, time.Now().UnixMilli())
+		due, next, wait, err := d.collectDue(key, progress, wallclock.UnixMilli())
 		if err != nil {
 			return err
 		}
@@ -85,8 +86,13 @@ func (d *delayScheduler) collectDue(key dledger.QueueKey, offset, nowMs int64) (
 		return nil, offset, 0, fmt.Errorf("broker: reading %s/%d: %w", key.Topic, key.QueueID, err)
 	}
 	next, size := offset, 0
+	latest := nowMs + d.levels[key.QueueID].Milliseconds()
 	for _, e := range entries {
-		if e.TagsCode > nowMs {
+		// A due time beyond now plus the level's delay was computed by a
+		// clock ahead of this one (a leader's before a failover, or this
+		// node's before its clock was stepped back): it is due now, as
+		// RocketMQ corrects it, not up to the size of the step later.
+		if e.TagsCode > nowMs && e.TagsCode <= latest {
 			return due, next, time.Duration(e.TagsCode-nowMs) * time.Millisecond, nil
 		}
 		if size+int(e.Size) > deliverBatchBytes && len(due) > 0 {

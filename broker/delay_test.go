@@ -11,6 +11,7 @@ import (
 	"github.com/raftmq/raftmq/broker"
 	"github.com/raftmq/raftmq/broker/brokertest"
 	"github.com/raftmq/raftmq/dledger"
+	"github.com/raftmq/raftmq/internal/wallclock"
 	"github.com/raftmq/raftmq/message"
 	"github.com/raftmq/raftmq/remoting"
 )
@@ -218,4 +219,26 @@ func TestLargestMessageDelayed(t *testing.T) {
 		}
 		return nil
 	})
+}
+
+// TestDelayDueTimeFromAClockAheadIsCorrected: a delay message parked while
+// the clock ran ahead (a leader's clock before a failover, or this node's
+// before it was stepped back) is due within its level's delay of now, as
+// RocketMQ corrects it, not the size of the step later.
+func TestDelayDueTimeFromAClockAheadIsCorrected(t *testing.T) {
+	g := delayGroup(t, testDelayLevels)
+	leader := g.WaitLeader(5 * time.Second)
+	createTopicAt(t, g, leader, "stepped", 1, 6)
+	t.Cleanup(func() { wallclock.SetOffset(0) })
+	wallclock.SetOffset(10 * time.Minute)
+	sendParked(t, g, leader, "stepped", 0, map[string]string{message.PropertyDelayLevel: "10"}, "ahead") // 1 s
+	wallclock.SetOffset(0)
+	stepped := time.Now()
+	g.Eventually(5*time.Second, func() error {
+		if len(pullAll(t, g, leader, "stepped", 0)) == 0 {
+			return fmt.Errorf("not delivered %v after the clock was stepped back 10 min", time.Since(stepped))
+		}
+		return nil
+	})
+	t.Logf("delivered %v after the step back", time.Since(stepped).Round(time.Millisecond))
 }

@@ -21,6 +21,7 @@ import (
 	"github.com/hashicorp/go-hclog"
 
 	"github.com/raftmq/raftmq/dledger"
+	"github.com/raftmq/raftmq/internal/wallclock"
 	"github.com/raftmq/raftmq/message"
 	"github.com/raftmq/raftmq/protocol"
 	"github.com/raftmq/raftmq/remoting"
@@ -84,14 +85,14 @@ func (r *replyService) push(sr *sendRequest) string {
 	if conn == nil {
 		return "push reply message fail, channel of <" + client + "> not found on this broker"
 	}
-	sr.props[protocol.PropertyPushReplyTime] = strconv.FormatInt(time.Now().UnixMilli(), 10)
+	sr.props[protocol.PropertyPushReplyTime] = strconv.FormatInt(wallclock.UnixMilli(), 10)
 	h := sr.h
 	rh := protocol.ReplyMessageHeader{
 		ProducerGroup: h.ProducerGroup, Topic: h.Topic, DefaultTopic: h.DefaultTopic,
 		DefaultTopicQueueNums: h.DefaultTopicQueueNums, QueueID: sr.queueID, SysFlag: h.SysFlag,
 		BornTimestamp: h.BornTimestamp, Flag: h.Flag, Properties: string(message.EncodeProperties(sr.props)),
 		ReconsumeTimes: h.ReconsumeTimes, UnitMode: h.UnitMode, BornHost: bornHost(sr.req).String(),
-		StoreHost: r.send.records.storeHost.String(), StoreTimestamp: time.Now().UnixMilli(),
+		StoreHost: r.send.records.storeHost.String(), StoreTimestamp: wallclock.UnixMilli(),
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), replyPushTimeout)
 	defer cancel()

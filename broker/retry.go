@@ -27,10 +27,10 @@ import (
 	"context"
 	"math/rand/v2"
 	"strconv"
-	"time"
 
 	"github.com/raftmq/raftmq/broker/meta"
 	"github.com/raftmq/raftmq/dledger"
+	"github.com/raftmq/raftmq/internal/wallclock"
 	"github.com/raftmq/raftmq/message"
 	"github.com/raftmq/raftmq/protocol"
 	"github.com/raftmq/raftmq/remoting"
@@ -121,7 +121,7 @@ func (s *retryService) retryCopy(m *message.MessageExt, tc meta.TopicConfig, toD
 
 // storeRetry stores the copy (parked when it has a delay level).
 func (s *retryService) storeRetry(ctx context.Context, req *remoting.Command, m *message.MessageExt) *remoting.Command {
-	dm, err := s.records.parked(m, time.Now())
+	dm, err := s.records.parked(m, wallclock.Now())
 	if err != nil {
 		return errResponse(req, remoting.ResMessageIllegal, "%v", err)
 	}

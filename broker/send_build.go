@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/raftmq/raftmq/dledger"
+	"github.com/raftmq/raftmq/internal/wallclock"
 	"github.com/raftmq/raftmq/message"
 	"github.com/raftmq/raftmq/protocol"
 	"github.com/raftmq/raftmq/remoting"
@@ -60,7 +61,7 @@ func (rb *recordBuilder) single(sr *sendRequest) ([]dledger.Message, *remoting.C
 		StoreHost:      rb.storeHost,
 		ReconsumeTimes: h.ReconsumeTimes,
 	}
-	dm, err := rb.parked(m, time.Now())
+	dm, err := rb.parked(m, wallclock.Now())
 	if err != nil {
 		return nil, errResponse(req, remoting.ResMessageIllegal, "%v", err)
 	}

@@ -49,6 +49,7 @@ import (
 
 	"github.com/raftmq/raftmq/broker/meta"
 	"github.com/raftmq/raftmq/dledger"
+	"github.com/raftmq/raftmq/internal/wallclock"
 	"github.com/raftmq/raftmq/message"
 	"github.com/raftmq/raftmq/protocol"
 	"github.com/raftmq/raftmq/store"
@@ -148,7 +149,7 @@ func (s *timerScheduler) run(ctx context.Context) error {
 			return err
 		}
 		s.pending.Store(int64(r.wheel.n + len(r.late)))
-		now := time.Now().UnixMilli()
+		now := wallclock.UnixMilli()
 		if delivered, err := r.round(ctx, now); err != nil || delivered {
 			if err != nil {
 				return err

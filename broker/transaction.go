@@ -34,12 +34,12 @@ import (
 	"hash/maphash"
 	"strconv"
 	"sync"
-	"time"
 
 	"github.com/hashicorp/go-hclog"
 
 	"github.com/raftmq/raftmq/broker/meta"
 	"github.com/raftmq/raftmq/dledger"
+	"github.com/raftmq/raftmq/internal/wallclock"
 	"github.com/raftmq/raftmq/message"
 	"github.com/raftmq/raftmq/protocol"
 	"github.com/raftmq/raftmq/remoting"
@@ -245,7 +245,7 @@ func (t *txnService) realMessage(hf *half) (dledger.Message, error) {
 	m.SysFlag = message.SetTransactionValue(m.SysFlag, message.SysFlagTransactionCommit)
 	m.PreparedTransactionOffset = hf.m.CommitLogOffset
 	m.StoreHost, m.StoreTimestamp = t.records.storeHost, 0
-	return t.records.parked(m, time.Now())
+	return t.records.parked(m, wallclock.Now())
 }
 
 // discardedMessage is a half that ran out of check-backs, moved to
@@ -264,7 +264,7 @@ func (t *txnService) opRecord(hf *half) (dledger.Message, error) {
 		StoreHost: t.records.storeHost,
 	}
 	m.SetTags(opDeleteTag)
-	m.BornTimestamp = time.Now().UnixMilli()
+	m.BornTimestamp = wallclock.UnixMilli()
 	return t.records.stored(m)
 }
 

@@ -29,6 +29,7 @@ import (
 	"time"
 
 	"github.com/raftmq/raftmq/broker/meta"
+	"github.com/raftmq/raftmq/internal/wallclock"
 	"github.com/raftmq/raftmq/message"
 	"github.com/raftmq/raftmq/protocol"
 	"github.com/raftmq/raftmq/remoting"
@@ -75,7 +76,7 @@ func (c *txnChecker) run(ctx context.Context) error {
 		if c.refresh(); c.interval != interval {
 			t.Reset(c.interval)
 		}
-		if err := c.round(ctx, term, time.Now()); err != nil {
+		if err := c.round(ctx, term, wallclock.Now()); err != nil {
 			return err
 		}
 		select {

@@ -8,11 +8,13 @@ import (
 	"strings"
 	"time"
 
+	"github.com/hashicorp/go-hclog"
 	ucli "github.com/urfave/cli/v2"
 
 	"github.com/raftmq/raftmq/broker"
 	"github.com/raftmq/raftmq/commitlog"
 	"github.com/raftmq/raftmq/dledger"
+	"github.com/raftmq/raftmq/internal/wallclock"
 )
 
 func brokerFlags() []ucli.Flag {
@@ -49,6 +51,7 @@ func brokerFlags() []ucli.Flag {
 		&ucli.IntFlag{Name: "access-message-in-memory-max-ratio", Value: def.AccessMessageInMemoryMaxRatio, Usage: "a consumer is far behind when more commitlog bytes than this percentage of physical memory (its cgroup limit when lower) lie after what it pulled (accessMessageInMemoryMaxRatio)"},
 		&ucli.Int64Flag{Name: "access-message-in-memory-max-bytes", Value: def.AccessMessageInMemoryMaxBytes, Usage: "that threshold in bytes instead of the ratio; 0 uses the ratio"},
 		logLevelFlag(),
+		&ucli.StringFlag{Name: "fault-clock-file", Hidden: true, Usage: "fault injection (the chaos suite): step this process's wall clock by the milliseconds this file holds, read every 50 ms"},
 	}
 	flags = append(flags, limitFlags()...)
 	return append(flags, brokerTLSFlags()...)
@@ -177,9 +180,26 @@ func brokerCommand() *ucli.Command {
 			if err != nil {
 				return err
 			}
+			if path := c.String("fault-clock-file"); path != "" {
+				stop := watchFaultClock(c.Context, path, cfg.Logger)
+				defer stop()
+			}
 			return serveUntilSignal(c.Context, b.ListenAndServe, b.Shutdown)
 		},
 	}
+}
+
+// watchFaultClock steps the wall clock from path (--fault-clock-file)
+// until the returned stop is called.
+func watchFaultClock(parent context.Context, path string, log hclog.Logger) (stop func()) {
+	log.Warn("fault injection: the wall clock follows a file", "path", path)
+	ctx, cancel := context.WithCancel(parent)
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		wallclock.WatchFile(ctx, path, func(format string, args ...any) { log.Warn(fmt.Sprintf(format, args...)) })
+	}()
+	return func() { cancel(); <-done }
 }
 
 // serveUntilSignal runs serve until it fails or SIGINT/SIGTERM arrives,

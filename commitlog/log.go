@@ -8,12 +8,12 @@ import (
 	"sort"
 	"sync"
 	"sync/atomic"
-	"time"
 
 	"github.com/hashicorp/go-hclog"
 	"github.com/hashicorp/raft"
 
 	"github.com/raftmq/raftmq/internal/vfs"
+	"github.com/raftmq/raftmq/internal/wallclock"
 )
 
 var (
@@ -400,4 +400,4 @@ func (l *Log) Err() error {
 }
 
 // timeNow is the clock of segment modification times.
-var timeNow = time.Now
+var timeNow = wallclock.Now

@@ -18,8 +18,8 @@ func (l *Log) retentionLoop() {
 		select {
 		case <-l.stop:
 			return
-		case now := <-t.C:
-			if _, err := l.RunRetentionOnce(now); err != nil {
+		case <-t.C:
+			if _, err := l.RunRetentionOnce(timeNow()); err != nil {
 				l.logger.Error("retention check failed", "error", err)
 			}
 		}

@@ -12,6 +12,7 @@ import (
 
 	"github.com/hashicorp/raft"
 
+	"github.com/raftmq/raftmq/internal/wallclock"
 	"github.com/raftmq/raftmq/message"
 )
 
@@ -91,7 +92,7 @@ func (p *proposer) epoch() (*epoch, error) {
 // committed to ep only when the whole entry encodes, so a failed build
 // leaves no hole.
 func (ep *epoch) buildPut(batch []*proposal) ([]byte, error) {
-	now := time.Now().UnixMilli()
+	now := wallclock.UnixMilli()
 	next := ep.commitNext
 	queue := map[QueueKey]int64{}
 	var msgs []AppliedMessage

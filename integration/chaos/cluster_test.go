@@ -27,6 +27,7 @@ const (
 type node struct {
 	id, name, ip string
 	disk         *smallDisk // nil: data on the test's temporary directory
+	faultDir     string     // the host side of the container's /fault
 	args         []string   // docker run arguments after the image
 }
 
@@ -54,7 +55,7 @@ func startCluster(t *testing.T, image, bin string, run int) *cluster {
 	prefix := fmt.Sprintf("%s-r%d", runID, run)
 	c := &cluster{t: t, image: image, bin: bin, prefix: prefix, net: createNetwork(t, prefix)}
 	c.nsAddr = c.net.ip(2) + ":" + strconv.Itoa(nsPort)
-	c.runContainer(prefix+"-ns", c.net.ip(2), "", "namesrv", "--listen", "0.0.0.0:"+strconv.Itoa(nsPort), "--log-level", "warn")
+	c.runContainer(prefix+"-ns", c.net.ip(2), "", "", "namesrv", "--listen", "0.0.0.0:"+strconv.Itoa(nsPort), "--log-level", "warn")
 	var peers []string
 	for i := 1; i <= 3; i++ {
 		n := &node{id: "n" + strconv.Itoa(i), name: prefix + "-n" + strconv.Itoa(i), ip: c.net.ip(10 + i)}
@@ -80,28 +81,36 @@ func (c *cluster) brokerArgs(n *node, peers string, join bool) []string {
 	args := []string{"broker", "--cluster", "chaos", "--broker-name", brokerGroup, "--node-id", n.id,
 		"--peers", peers, "--listen", "0.0.0.0:" + strconv.Itoa(brokerPort),
 		"--raft-listen", "0.0.0.0:" + strconv.Itoa(raftPort), "--data", "/data",
-		"--namesrv", c.nsAddr, "--segment-size", strconv.Itoa(16 << 20), "--log-level", "warn"}
+		"--namesrv", c.nsAddr, "--segment-size", strconv.Itoa(16 << 20), "--log-level", "warn",
+		"--fault-clock-file", "/fault/" + clockFile}
 	if join {
 		args = append(args, "--join")
 	}
 	return args
 }
 
-// startBroker runs n's container with its data directory mounted at /data.
+// startBroker runs n's container with its data directory mounted at /data
+// and a directory of its own at /fault (its clock file: the data disk may
+// be full when the clock is stepped).
 func (c *cluster) startBroker(n *node, peers string, join bool, data string) {
 	n.args = c.brokerArgs(n, peers, join)
-	c.runContainer(n.name, n.ip, data, n.args...)
+	n.faultDir = runDir(c.t, n.name+"-fault")
+	c.runContainer(n.name, n.ip, data, n.faultDir, n.args...)
 }
 
 // runContainer starts a detached container of the image, restarted by
 // Docker when its process exits non-zero, removed at cleanup (its log
-// is kept in the test log when the test failed).
-func (c *cluster) runContainer(name, ip, data string, args ...string) {
+// is kept in the test log when the test failed). data and fault, when
+// not empty, are mounted at /data and /fault.
+func (c *cluster) runContainer(name, ip, data, fault string, args ...string) {
 	c.t.Helper()
 	dargs := []string{"run", "-d", "--name", name, "--label", labelPID + "=" + strconv.Itoa(os.Getpid()),
 		"--network", c.net.name, "--ip", ip, "--restart", "on-failure"}
 	if data != "" {
 		dargs = append(dargs, "-v", data+":/data")
+	}
+	if fault != "" {
+		dargs = append(dargs, "-v", fault+":/fault")
 	}
 	mustDocker(c.t, append(append(dargs, c.image), args...)...)
 	c.t.Cleanup(func() {

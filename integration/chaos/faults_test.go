@@ -27,6 +27,7 @@ var faults = []fault{
 	{"flap", onAny(flapLink)},
 	{"disk-full", onAny(fillDisk)},
 	{"membership", addRemoveVoter},
+	{"clock-jump", jumpClocks},
 }
 
 // schedule is n faults from a seeded shuffle of every kind, repeated as
@@ -139,4 +140,36 @@ func fillDisk(c *cluster, n *node, _ []*node, _ *rand.Rand, _ time.Duration) (fu
 	err := n.disk.fill()
 	c.t.Logf("  %s's disk %.1f%% used", n.id, 100*n.disk.usage())
 	return n.disk.free, err
+}
+
+// jumpClocks steps the wall clock of one node, or of every node at once
+// (one time in three), 5 s to 5 min forward or back; the heal steps it
+// back to the real time. raft's timers and the clients' timeouts run on
+// the monotonic clock; store timestamps and the due times of delayed
+// messages (the load sends some) run on the wall clock.
+func jumpClocks(c *cluster, rng *rand.Rand, _ time.Duration) (func() error, error) {
+	d := time.Duration(5_000+rng.IntN(295_000)) * time.Millisecond
+	if rng.IntN(2) == 0 {
+		d = -d
+	}
+	nodes := c.nodes
+	if rng.IntN(3) != 0 {
+		nodes = []*node{c.nodes[rng.IntN(len(c.nodes))]}
+	}
+	heal := func() error {
+		var first error
+		for _, n := range nodes {
+			if err := c.stepClock(n, 0); err != nil && first == nil {
+				first = err
+			}
+		}
+		return first
+	}
+	for _, n := range nodes {
+		c.t.Logf("  %s's clock (%s) stepped %v", n.id, strings.ToLower(c.role(n)), d)
+		if err := c.stepClock(n, d); err != nil {
+			return heal, err
+		}
+	}
+	return heal, nil
 }

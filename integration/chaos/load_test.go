@@ -26,6 +26,7 @@ const (
 	propSeq   = "cs" // the key's sequence number, from 1
 	sdkKeys   = 6
 	offKeys   = 3
+	delayKeys = 1                    // our SDK's keys whose messages wait delay level 1 (1 s)
 	sendPause = 5 * time.Millisecond // per sender between sends: load, not a flood
 )
 
@@ -102,6 +103,20 @@ func startLoad(t *testing.T, ns string, l *ledger) *load {
 			m.SetProperty(message.PropertyShardingKey, key)
 			m.SetProperty(propKey, key)
 			m.SetProperty(propSeq, strconv.Itoa(seq))
+			ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+			defer cancel()
+			_, err := sdk.Send(ctx, m)
+			return err
+		}, true)
+	}
+	for k := range delayKeys {
+		ld.run(fmt.Sprintf("d%d", k), l, func(key string, seq int) error {
+			m := &message.Message{Topic: topic, Body: []byte(msgID(key, seq))}
+			m.SetKeys([]string{key})
+			m.SetProperty(message.PropertyShardingKey, key)
+			m.SetProperty(propKey, key)
+			m.SetProperty(propSeq, strconv.Itoa(seq))
+			m.SetDelayLevel(1)
 			ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 			defer cancel()
 			_, err := sdk.Send(ctx, m)

@@ -2,7 +2,11 @@ package chaos
 
 import (
 	"fmt"
+	"os"
+	"path/filepath"
+	"strconv"
 	"strings"
+	"time"
 )
 
 // The fault primitives, each applied from outside the container.
@@ -123,6 +127,25 @@ func (c *cluster) heal() error {
 		}
 		note(c.start(n))
 		note(c.flush(n))
+		note(c.stepClock(n, 0))
 	}
 	return first
+}
+
+// clockFile is the name of a node's fault clock file in its /fault.
+const clockFile = "clock"
+
+// stepClock sets the node's wall clock to d from the real one: the broker
+// reads its --fault-clock-file every 50 ms (containers share the kernel's
+// clock, which cannot be stepped for one of them). The file is replaced
+// whole, so the broker never reads a half-written one.
+func (c *cluster) stepClock(n *node, d time.Duration) error {
+	if n.faultDir == "" {
+		return nil
+	}
+	tmp := filepath.Join(n.faultDir, clockFile+".tmp")
+	if err := os.WriteFile(tmp, []byte(strconv.FormatInt(d.Milliseconds(), 10)), 0o644); err != nil {
+		return err
+	}
+	return os.Rename(tmp, filepath.Join(n.faultDir, clockFile))
 }
