@@ -63,6 +63,15 @@ func send(t *testing.T, g *brokertest.Group, i int, topic string, queueID int, t
 	if err != nil {
 		t.Fatalf("send answer queueOffset %q: %v", resp.ExtFields["queueOffset"], err)
 	}
+	// A send is answered once durable on a majority, which can be before
+	// node i applied it to its consumequeue (as in RocketMQ, where queues
+	// are built after the answer); the tests pull right after sending.
+	g.Eventually(5*time.Second, func() error {
+		if n := maxOffsetOf(t, g, i, topic, queueID); n <= off {
+			return fmt.Errorf("%s/%d max offset %d, sent at %d", topic, queueID, n, off)
+		}
+		return nil
+	})
 	return off
 }
 
