@@ -97,31 +97,10 @@ func startLoad(t *testing.T, ns string, l *ledger) *load {
 	}
 	off := newOfficialProducer(t, ns)
 	for k := range sdkKeys {
-		ld.run(fmt.Sprintf("s%d", k), l, func(key string, seq int) error {
-			m := &message.Message{Topic: topic, Body: []byte(msgID(key, seq))}
-			m.SetKeys([]string{key})
-			m.SetProperty(message.PropertyShardingKey, key)
-			m.SetProperty(propKey, key)
-			m.SetProperty(propSeq, strconv.Itoa(seq))
-			ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-			defer cancel()
-			_, err := sdk.Send(ctx, m)
-			return err
-		}, true)
+		ld.run(fmt.Sprintf("s%d", k), l, sdkSender(sdk, 0), true)
 	}
 	for k := range delayKeys {
-		ld.run(fmt.Sprintf("d%d", k), l, func(key string, seq int) error {
-			m := &message.Message{Topic: topic, Body: []byte(msgID(key, seq))}
-			m.SetKeys([]string{key})
-			m.SetProperty(message.PropertyShardingKey, key)
-			m.SetProperty(propKey, key)
-			m.SetProperty(propSeq, strconv.Itoa(seq))
-			m.SetDelayLevel(1)
-			ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-			defer cancel()
-			_, err := sdk.Send(ctx, m)
-			return err
-		}, true)
+		ld.run(fmt.Sprintf("d%d", k), l, sdkSender(sdk, 1), true)
 	}
 	for k := range offKeys {
 		ld.run(fmt.Sprintf("o%d", k), l, func(key string, seq int) error {
@@ -142,6 +121,24 @@ func startLoad(t *testing.T, ns string, l *ledger) *load {
 		_ = off.Shutdown()
 	})
 	return ld
+}
+
+// sdkSender sends a key's messages with our SDK, at delayLevel when not 0.
+func sdkSender(sdk *client.Producer, delayLevel int) func(key string, seq int) error {
+	return func(key string, seq int) error {
+		m := &message.Message{Topic: topic, Body: []byte(msgID(key, seq))}
+		m.SetKeys([]string{key})
+		m.SetProperty(message.PropertyShardingKey, key)
+		m.SetProperty(propKey, key)
+		m.SetProperty(propSeq, strconv.Itoa(seq))
+		if delayLevel > 0 {
+			m.SetDelayLevel(delayLevel)
+		}
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		defer cancel()
+		_, err := sdk.Send(ctx, m)
+		return err
+	}
 }
 
 // run starts one key's sender.
