@@ -28,6 +28,48 @@ func (w *lineCounter) Write(p []byte) (int, error) {
 	return len(p), nil
 }
 
+// fullDiskGroup is a three-node group whose disks' free space the test
+// sets (free) and whose raft log lines containing a phrase it counts.
+type fullDiskGroup struct {
+	*dledgertest.Cluster
+	free  [3]atomic.Int64
+	lines [3]lineCounter
+}
+
+// newFullDiskGroup starts a fullDiskGroup counting phrase, over the nodes'
+// own TCP transport when tcp is set; every disk starts with space.
+func newFullDiskGroup(t *testing.T, phrase string, tcp bool) *fullDiskGroup {
+	g := &fullDiskGroup{}
+	for i := range g.free {
+		g.free[i].Store(1 << 40)
+		g.lines[i].phrase = phrase
+	}
+	configure := func(i int, cfg *dledger.Config) {
+		fastConfig(i, cfg)
+		cfg.Logger = hclog.New(&hclog.LoggerOptions{Level: hclog.Warn, Output: &g.lines[i]})
+	}
+	g.Cluster = dledgertest.New(t, dledgertest.Options{TCP: tcp, Configure: configure, ConfigureLog: func(i int, cc *commitlog.Config) {
+		cc.Retention.MinFreeBytes = 1 << 20
+		cc.Retention.FreeBytes = func(string) (int64, error) { return g.free[i].Load(), nil }
+	}})
+	return g
+}
+
+// waitStoresThrough waits until node i's log holds index target; what
+// names the wait in the failure.
+func waitStoresThrough(c *dledgertest.Cluster, i int, target uint64, what string) {
+	c.Eventually(5*time.Second, func() error {
+		last, err := c.Member(i).Log.LastIndex()
+		if err != nil {
+			return err
+		}
+		if last < target {
+			return fmt.Errorf("%s: n%d stores through %d, want %d", what, i, last, target)
+		}
+		return nil
+	})
+}
+
 // TestFormerLeaderRejoinsFromFullDisk: a leader cut off with entries of its
 // own that nobody else has rejoins as a follower while its disk is full.
 // raft truncates such a conflicting suffix and then stores the leader's
@@ -38,20 +80,8 @@ func (w *lineCounter) Write(p []byte) (int, error) {
 // the group's majority). Once space returns the node must catch up within
 // a few seconds, by itself.
 func TestFormerLeaderRejoinsFromFullDisk(t *testing.T) {
-	var free [3]atomic.Int64
-	var clearing [3]lineCounter
-	for i := range free {
-		free[i].Store(1 << 40)
-		clearing[i].phrase = "clearing log suffix" // raft, before it truncates
-	}
-	configure := func(i int, cfg *dledger.Config) {
-		fastConfig(i, cfg)
-		cfg.Logger = hclog.New(&hclog.LoggerOptions{Level: hclog.Warn, Output: &clearing[i]})
-	}
-	c := dledgertest.New(t, dledgertest.Options{Configure: configure, ConfigureLog: func(i int, cc *commitlog.Config) {
-		cc.Retention.MinFreeBytes = 1 << 20
-		cc.Retention.FreeBytes = func(string) (int64, error) { return free[i].Load(), nil }
-	}})
+	g := newFullDiskGroup(t, "clearing log suffix", false) // raft, before it truncates
+	c := g.Cluster
 	li := c.WaitLeader(5 * time.Second)
 	before, stopBefore := background(t, c, 4)
 	waitAcks(t, c, before, 50)
@@ -62,7 +92,7 @@ func TestFormerLeaderRejoinsFromFullDisk(t *testing.T) {
 	c.Partition(li)
 	own := proposeCutOff(t, c, li, common+1)
 	t.Logf("n%d cut off holds entries %d..%d that nobody else has", li, common+1, own)
-	free[li].Store(0)
+	g.free[li].Store(0)
 	c.Eventually(5*time.Second, func() error {
 		if c.Member(li).Log.SpaceRefusal() == nil {
 			return errors.New("space check has not run yet")
@@ -82,24 +112,15 @@ func TestFormerLeaderRejoinsFromFullDisk(t *testing.T) {
 
 	c.Heal()
 	c.Eventually(10*time.Second, func() error {
-		if clearing[li].n.Load() == 0 {
+		if g.lines[li].n.Load() == 0 {
 			return fmt.Errorf("n%d has not met the conflicting entries yet", li)
 		}
 		return nil
 	})
-	free[li].Store(1 << 40)
+	g.free[li].Store(1 << 40)
 	target := c.Node(nl).Raft().LastIndex()
 	start := time.Now()
-	c.Eventually(5*time.Second, func() error {
-		last, err := c.Member(li).Log.LastIndex()
-		if err != nil {
-			return err
-		}
-		if last < target {
-			return fmt.Errorf("n%d stores through %d, leader n%d had %d when space returned", li, last, nl, target)
-		}
-		return nil
-	})
+	waitStoresThrough(c, li, target, fmt.Sprintf("leader n%d's last index when space returned", nl))
 	t.Logf("n%d caught up %v after space returned", li, time.Since(start).Round(time.Millisecond))
 	if err := c.Member(li).Log.Err(); err != nil {
 		t.Fatalf("n%d's log failed: %v", li, err)
@@ -155,46 +176,24 @@ func proposeCutOff(t *testing.T, c *dledgertest.Cluster, i int, want uint64) uin
 // up once space returns, and in the end carry the majority alone with
 // the leader.
 func TestFollowerKeepsReplicatingAfterRefusedStores(t *testing.T) {
-	var free [3]atomic.Int64
-	var refused [3]lineCounter
-	for i := range free {
-		free[i].Store(1 << 40)
-		refused[i].phrase = "failed to append to logs" // raft, as a follower
-	}
-	configure := func(i int, cfg *dledger.Config) {
-		fastConfig(i, cfg)
-		cfg.Logger = hclog.New(&hclog.LoggerOptions{Level: hclog.Warn, Output: &refused[i]})
-	}
-	c := dledgertest.New(t, dledgertest.Options{TCP: true, Configure: configure, ConfigureLog: func(i int, cc *commitlog.Config) {
-		cc.Retention.MinFreeBytes = 1 << 20
-		cc.Retention.FreeBytes = func(string) (int64, error) { return free[i].Load(), nil }
-	}})
+	g := newFullDiskGroup(t, "failed to append to logs", true) // raft, as a follower
+	c := g.Cluster
 	li := c.WaitLeader(5 * time.Second)
 	f, other := (li+1)%3, (li+2)%3
 	p, stop := background(t, c, 4)
 	defer stop()
 	waitAcks(t, c, p, 50)
-	for cycle := range 30 {
-		seen := refused[f].n.Load()
-		free[f].Store(0)
+	for cycle := range 6 {
+		seen := g.lines[f].n.Load()
+		g.free[f].Store(0)
 		c.Eventually(5*time.Second, func() error {
-			if refused[f].n.Load() == seen {
+			if g.lines[f].n.Load() == seen {
 				return fmt.Errorf("cycle %d: n%d has not refused a store yet", cycle, f)
 			}
 			return nil
 		})
-		free[f].Store(1 << 40)
-		target := c.Node(li).Raft().LastIndex()
-		c.Eventually(5*time.Second, func() error {
-			last, err := c.Member(f).Log.LastIndex()
-			if err != nil {
-				return err
-			}
-			if last < target {
-				return fmt.Errorf("cycle %d: n%d stores through %d, leader had %d when space returned", cycle, f, last, target)
-			}
-			return nil
-		})
+		g.free[f].Store(1 << 40)
+		waitStoresThrough(c, f, c.Node(li).Raft().LastIndex(), fmt.Sprintf("cycle %d, the leader's last index when space returned", cycle))
 	}
 	c.Kill(other)
 	n := len(p.acks())
