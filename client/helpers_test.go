@@ -87,6 +87,19 @@ func maxOffset(t testing.TB, g *brokertest.Group, i int, topic string, q int32) 
 	return n
 }
 
+// waitMaxOffset waits until node i's queue shows n messages: a send is
+// acknowledged once a majority stored it, and the node's queue shows it
+// once the node applied it, which may come a little after.
+func waitMaxOffset(t testing.TB, g *brokertest.Group, i int, topic string, q int32, n int64) {
+	t.Helper()
+	g.Eventually(10*time.Second, func() error {
+		if got := maxOffset(t, g, i, topic, q); got != n {
+			return fmt.Errorf("%s/%d at node %d: max offset %d, want %d", topic, q, i, got, n)
+		}
+		return nil
+	})
+}
+
 // pullRaw pulls one queue from offset at node i and decodes the records
 // without decompressing, so the stored sysFlag and body are visible.
 func pullRaw(t testing.TB, g *brokertest.Group, i int, topic string, q int32, offset int64) []*message.MessageExt {

@@ -102,13 +102,20 @@ func testFailover(t *testing.T, kill func(g *brokertest.Group, i int)) {
 	if log.worst >= 5*time.Second || log.worstGap >= 5*time.Second {
 		t.Fatalf("failover delayed sends: worst send %v, worst gap %v (sanity limit 5 s)", log.worst, log.worstGap)
 	}
-	stored, dups := storedUniqKeys(t, g, newLeader, topic, 4)
-	t.Logf("%d messages stored more than once (retried after an unknown outcome)", dups)
-	for k, q := range log.acked {
-		if !stored[k][q.QueueID] {
-			t.Fatalf("acknowledged message %s is missing from queue %s (stored in %v)", k, q, stored[k])
+	// A send is acknowledged once a majority stored it; the new leader's
+	// queues show it once it applied it, which may come a little after.
+	var dups int
+	g.Eventually(10*time.Second, func() error {
+		var stored map[string]map[int32]bool
+		stored, dups = storedUniqKeys(t, g, newLeader, topic, 4)
+		for k, q := range log.acked {
+			if !stored[k][q.QueueID] {
+				return fmt.Errorf("acknowledged message %s is missing from queue %s (stored in %v)", k, q, stored[k])
+			}
 		}
-	}
+		return nil
+	})
+	t.Logf("%d messages stored more than once (retried after an unknown outcome)", dups)
 }
 
 // waitOtherLeader waits for a leader other than node old.

@@ -30,7 +30,9 @@ func testCompression(t *testing.T, g *brokertest.Group, p *Producer) {
 	if _, err := p.Send(ctx, newMsg("zip", "small")); err != nil {
 		t.Fatal(err)
 	}
-	got := pullRaw(t, g, g.WaitLeader(10*time.Second), "zip", 0, 0)
+	leader := g.WaitLeader(10 * time.Second)
+	waitMaxOffset(t, g, leader, "zip", 0, 2)
+	got := pullRaw(t, g, leader, "zip", 0, 0)
 	if len(got) != 2 {
 		t.Fatalf("pulled %d messages", len(got))
 	}

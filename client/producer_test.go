@@ -66,12 +66,7 @@ func TestProducerSendKinds(t *testing.T) {
 		t.Fatal(err)
 	}
 	leader := g.WaitLeader(10 * time.Second)
-	g.Eventually(10*time.Second, func() error {
-		if n := maxOffset(t, g, leader, "kinds", 0); n != 7 {
-			return fmt.Errorf("max offset %d, want 7 after the oneway send", n)
-		}
-		return nil
-	})
+	waitMaxOffset(t, g, leader, "kinds", 0, 7) // the oneway send
 
 	batch := []*message.Message{newMsg("kinds", "b0"), newMsg("kinds", "b1"), newMsg("kinds", "b2")}
 	br, err := p.SendBatch(ctx, batch)
@@ -81,6 +76,7 @@ func TestProducerSendKinds(t *testing.T) {
 	if br.QueueOffset != 7 || len(bytes.Split([]byte(br.OffsetMsgID), []byte(","))) != 3 {
 		t.Fatalf("batch result %+v", br)
 	}
+	waitMaxOffset(t, g, leader, "kinds", 0, 10)
 	got := pullRaw(t, g, leader, "kinds", 0, 0)
 	if len(got) != 10 {
 		t.Fatalf("pulled %d messages, want 10", len(got))
