@@ -118,6 +118,7 @@ func TestDedupeConcurrentDuplicates(t *testing.T) {
 	if dups != n-1 {
 		t.Errorf("%d of %d sends answered as duplicates, want %d", dups, n, n-1)
 	}
+	g.WaitApplied(10 * time.Second) // acknowledged at a majority, counted once applied
 	if got := maxOffsetOf(t, g, leader, "cc", 0); got != 1 {
 		t.Fatalf("%d messages stored for one key", got)
 	}
@@ -151,6 +152,7 @@ func TestDedupeBatch(t *testing.T) {
 	if mixed.duplicate != "" || mixed.queueOffset != "3" {
 		t.Fatalf("batch with a new key answered %+v", mixed)
 	}
+	g.WaitApplied(10 * time.Second) // acknowledged at a majority, counted once applied
 	if got := maxOffsetOf(t, g, leader, "bb", 0); got != 5 {
 		t.Fatalf("%d messages stored, want 5", got)
 	}
@@ -175,6 +177,7 @@ func TestDedupeAcrossFailover(t *testing.T) {
 	if !sameSend(first, again) || again.duplicate != "true" {
 		t.Fatalf("retry on the new leader answered %+v, first %+v", again, first)
 	}
+	g.WaitApplied(10 * time.Second) // acknowledged at a majority, counted once applied
 	if got := maxOffsetOf(t, g, nl, "fo", 0); got != 1 {
 		t.Fatalf("new leader holds %d messages for one key", got)
 	}
@@ -217,6 +220,7 @@ func TestDedupeOff(t *testing.T) {
 			t.Fatalf("dedupe off: answered as duplicate %+v", a)
 		}
 	}
+	g.WaitApplied(10 * time.Second) // acknowledged at a majority, counted once applied
 	if got := maxOffsetOf(t, g, leader, "off", 0); got != 2 {
 		t.Fatalf("dedupe off: %d messages stored, want 2", got)
 	}

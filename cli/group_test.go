@@ -32,8 +32,9 @@ func startTestProducer(t *testing.T, g *brokertest.Group, group string) *client.
 	return p
 }
 
-// sendMessages sends n messages to topic.
-func sendMessages(t *testing.T, p *client.Producer, topic string, n int) {
+// sendMessages sends n messages to topic and waits until every node of g
+// applied them, so what the test reads next shows them.
+func sendMessages(t *testing.T, g *brokertest.Group, p *client.Producer, topic string, n int) {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 	defer cancel()
@@ -42,6 +43,7 @@ func sendMessages(t *testing.T, p *client.Producer, topic string, n int) {
 			t.Fatalf("send %d: %v", i, err)
 		}
 	}
+	g.WaitApplied(10 * time.Second)
 }
 
 // deliveries counts a push consumer's deliveries by queue offset and keeps
@@ -53,7 +55,7 @@ type deliveries struct {
 	gate  chan struct{} // when set, the handler waits for it to close
 }
 
-func (d *deliveries) handler(_ context.Context, msgs []*message.MessageExt) client.ConsumeResult {
+func (d *deliveries) handler(ctx context.Context, msgs []*message.MessageExt) client.ConsumeResult {
 	d.mu.Lock()
 	for _, m := range msgs {
 		d.count[m.QueueOffset]++
@@ -62,7 +64,13 @@ func (d *deliveries) handler(_ context.Context, msgs []*message.MessageExt) clie
 	gate := d.gate
 	d.mu.Unlock()
 	if gate != nil {
-		<-gate
+		// ctx ends when Close gives up on the handlers: a test that failed
+		// with the gate shut must still close its consumer.
+		select {
+		case <-gate:
+		case <-ctx.Done():
+			return client.ConsumeRetryLater
+		}
 	}
 	return client.ConsumeSuccess
 }
@@ -191,7 +199,7 @@ func TestGroupCloneAndSkip(t *testing.T) {
 	g, _ := startTopic(t, "cli-clone", 1)
 	ns := g.NSAddr
 	p := startTestProducer(t, g, "cli-clone-pg")
-	sendMessages(t, p, "cli-clone", 7)
+	sendMessages(t, g, p, "cli-clone", 7)
 
 	var skipped []queueOffsetRow
 	runJSON(t, &skipped, "group", "skip-accumulated", "-n", ns, "-g", "cli-src", "-t", "cli-clone")
@@ -278,7 +286,7 @@ func TestGroupOffsetsWithRunningConsumer(t *testing.T) {
 	g, _ := startTopic(t, topic, 1)
 	ns := g.NSAddr
 	p := startTestProducer(t, g, "cli-reset-pg")
-	sendMessages(t, p, topic, 10)
+	sendMessages(t, g, p, topic, 10)
 	d := &deliveries{count: map[int64]int{}, store: map[int64]int64{}}
 	// One consume goroutine: while the handler waits at the gate, later
 	// messages stay in the consumer's cache.
@@ -378,7 +386,7 @@ func TestGroupOffsetsWithRunningConsumer(t *testing.T) {
 	before, _ := d.snapshot()
 	gate := make(chan struct{})
 	d.setGate(gate)
-	sendMessages(t, p, topic, 5)
+	sendMessages(t, g, p, topic, 5)
 	g.Eventually(20*time.Second, func() error { return d.atLeast(10, 11, 1) })
 	out, stderr, err := run(t, "group", "reset-offset", "-n", ns, "-g", group, "-t", topic, "--to", "latest", "--progress", "-o", "json")
 	if err != nil {
@@ -395,7 +403,7 @@ func TestGroupOffsetsWithRunningConsumer(t *testing.T) {
 	if !strings.Contains(stderr, "reset-offset [####################] 1/1") {
 		t.Fatalf("reset to latest --progress: stderr %q", stderr)
 	}
-	sendMessages(t, p, topic, 2)
+	sendMessages(t, g, p, topic, 2)
 	g.Eventually(20*time.Second, func() error { return d.atLeast(15, 17, 1) })
 	counts, _ = d.snapshot()
 	for off := range int64(17) {
@@ -416,7 +424,7 @@ func TestProducerConnections(t *testing.T) {
 	g, _ := startTopic(t, "cli-producer", 1)
 	p := startTestProducer(t, g, "cli-pg")
 	// A producer heartbeats the brokers of the topics it has routes for.
-	sendMessages(t, p, "cli-producer", 1)
+	sendMessages(t, g, p, "cli-producer", 1)
 	var rows []struct {
 		ClientID   string `json:"clientId"`
 		ClientAddr string `json:"clientAddr"`

@@ -33,6 +33,7 @@ func sendCLI(t *testing.T, g *brokertest.Group, topic string, args ...string) (s
 	if id == "" || offID == "" {
 		t.Fatalf("send printed %q", out)
 	}
+	g.WaitApplied(10 * time.Second)
 	return id, offID
 }
 

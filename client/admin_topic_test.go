@@ -40,15 +40,22 @@ func TestAdminTopicStatsAndScan(t *testing.T) {
 		bodies[res.Queue] = append(bodies[res.Queue], body)
 	}
 
-	stats, err := a.TopicStats(ctx, topic)
-	if err != nil || len(stats) != 2 {
-		t.Fatalf("stats: %+v %v", stats, err)
-	}
-	for _, s := range stats {
-		if s.MinOffset != 0 || s.MaxOffset != int64(len(sent[s.Queue])) || (s.MaxOffset > 0 && s.LastUpdateTimestamp == 0) {
-			t.Errorf("stats of %s: %+v, sent %d", s.Queue, s, len(sent[s.Queue]))
+	// A send is acknowledged once a majority stored it; the leader's
+	// queues show it once the leader applied it, a moment later.
+	var stats []TopicQueueStats
+	g.Eventually(10*time.Second, func() error {
+		var err error
+		stats, err = a.TopicStats(ctx, topic)
+		if err != nil || len(stats) != 2 {
+			return fmt.Errorf("stats: %+v %v", stats, err)
 		}
-	}
+		for _, s := range stats {
+			if s.MinOffset != 0 || s.MaxOffset != int64(len(sent[s.Queue])) || (s.MaxOffset > 0 && s.LastUpdateTimestamp == 0) {
+				return fmt.Errorf("stats of %s: %+v, sent %d", s.Queue, s, len(sent[s.Queue]))
+			}
+		}
+		return nil
+	})
 	if _, err := a.TopicStats(ctx, "admin-no-such-topic"); !errors.Is(err, ErrNoRoute) {
 		t.Errorf("stats of an unknown topic: %v", err)
 	}
@@ -82,7 +89,7 @@ func TestAdminTopicStatsAndScan(t *testing.T) {
 	}
 	stop := errors.New("stop")
 	calls := 0
-	err = a.ScanQueue(ctx, q, 0, -1, func(*message.MessageExt) error {
+	err := a.ScanQueue(ctx, q, 0, -1, func(*message.MessageExt) error {
 		calls++
 		if calls == 3 {
 			return stop

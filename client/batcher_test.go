@@ -309,6 +309,7 @@ func TestSendAsyncBatchingBroker(t *testing.T) {
 	if len(seen) != senders*each {
 		t.Fatalf("%d results, want %d", len(seen), senders*each)
 	}
+	g.WaitApplied(10 * time.Second)
 	var total int64
 	for q := range int32(4) {
 		total += maxOffset(t, g, g.WaitLeader(10*time.Second), "ab", q)

@@ -155,6 +155,7 @@ func (e *env) sendN(topic, key string, n int) []client.SendResult {
 		}
 		out = append(out, res)
 	}
+	e.g.WaitApplied(10 * time.Second) // the pages read what every node applied
 	return out
 }
 

@@ -85,6 +85,7 @@ func TestTopicPagesAndSend(t *testing.T) {
 	if code != http.StatusOK || !strings.Contains(res, "Sent to dash-topic: SEND_OK") {
 		t.Fatalf("send: %d\n%s", code, res)
 	}
+	e.g.WaitApplied(10 * time.Second) // acknowledged once stored on a majority, shown once applied
 	link := regexp.MustCompile(`<a id="follow" href="(/messages\?id=[0-9A-F]+)">`).FindStringSubmatch(res)
 	if link == nil {
 		t.Fatalf("send result has no link to the message:\n%s", res)

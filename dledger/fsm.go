@@ -139,6 +139,9 @@ func (f *fsm) applyPut(l *raft.Log, p *putEntry) any {
 			return f.fail(err)
 		}
 	}
+	// Applied once its messages are in the queues and index too, so a
+	// reader that waited for AppliedIndex finds them there.
+	f.st.setApplied(l.Index)
 	return nil
 }
 
@@ -173,7 +176,6 @@ func (f *fsm) checkAndAdvance(index uint64, p *putEntry) error {
 		s.queueNext[k] = v
 	}
 	s.commitNext = next
-	s.applied = index
 	return nil
 }
 

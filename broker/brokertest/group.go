@@ -298,6 +298,37 @@ func (g *Group) agreedLeader() (int, bool) {
 	return leader, true
 }
 
+// WaitApplied waits until every running node has applied every entry the
+// leader held when it was called. A send is acknowledged once a majority
+// stored it, and a node's queues, index and offsets show it once that node
+// applied it, a moment later: a test that reads right after acknowledged
+// writes (max offsets, stats, a reset to the latest offset, a query by
+// key) waits here first.
+func (g *Group) WaitApplied(d time.Duration) {
+	g.t.Helper()
+	leader := g.Broker(g.WaitLeader(d))
+	if leader == nil {
+		g.t.Fatal("WaitApplied: the leader stopped")
+	}
+	// A barrier returns once the leader applied everything before it; its
+	// applied index (of commands: raft's no-ops and barriers never reach
+	// the state machine) is then what every node must reach.
+	if err := leader.Node().Raft().Barrier(d).Error(); err != nil {
+		g.t.Fatalf("WaitApplied: barrier on the leader: %v", err)
+	}
+	want := leader.Node().AppliedIndex()
+	g.Eventually(d, func() error {
+		for i := range g.peers {
+			if b := g.Broker(i); b != nil {
+				if got := b.Node().AppliedIndex(); got < want {
+					return fmt.Errorf("node %d applied up to %d, the leader %d", i, got, want)
+				}
+			}
+		}
+		return nil
+	})
+}
+
 // Invoke sends req to node i and fails the test on a transport error.
 func (g *Group) Invoke(i int, req *remoting.Command) *remoting.Command {
 	g.t.Helper()
