@@ -212,10 +212,19 @@ func noCancel() {}
 // go with RocketMQ's binary header (cheaper to encode and decode than
 // JSON); brokers and name servers answer in kind.
 func (c *core) invoke(ctx context.Context, addr string, req *remoting.Command) (*remoting.Command, error) {
-	req.SerializeType = remoting.SerializeRocketMQ
-	c.sign(req)
 	ctx, cancel := withTimeout(ctx, c.cfg.requestTimeout)
 	defer cancel()
+	return c.invokeHeld(ctx, addr, req)
+}
+
+// invokeHeld is invoke for a call the broker may hold past the request
+// timeout (a long-poll pull, held up to its suspend timeout): bounded by
+// ctx alone. A node that goes silent meanwhile still fails it within about
+// 2 s: the connection's liveness probe (remoting.ClientConfig.ProbeAfter)
+// goes unanswered and the connection is closed.
+func (c *core) invokeHeld(ctx context.Context, addr string, req *remoting.Command) (*remoting.Command, error) {
+	req.SerializeType = remoting.SerializeRocketMQ
+	c.sign(req)
 	resp, err := c.remote.Invoke(ctx, addr, req)
 	if err != nil {
 		return nil, fmt.Errorf("client: %s at %s: %w", remoting.CodeName(req.Code), addr, err)

@@ -58,6 +58,15 @@
 // delayed sends, not failed ones. A retried send whose first attempt was in
 // fact stored is stored twice: delivery is at least once.
 //
+// A node that freezes instead of failing (a paused process, a partition
+// that drops packets) is noticed by the connection itself: a call that
+// waited a second on a connection that received nothing for as long
+// sends a liveness probe, and the connection is closed when that goes
+// unanswered for another second (remoting.ClientConfig.ProbeAfter). So a
+// pull, which is waited for as long as the broker may hold it (the
+// suspend timeout, WithSuspendTimeout) rather than the request timeout,
+// still leaves a frozen node about 2 s in.
+//
 // # Producing
 //
 //	p, err := client.NewProducer("pg", client.WithNameServers("127.0.0.1:9876"))

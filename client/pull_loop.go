@@ -146,7 +146,7 @@ func (gm *groupMember) pullOnce(ctx context.Context, qs *queueState, offset int6
 	pctx, cancel := context.WithTimeout(ctx, gm.cfg.suspend+gm.cfg.requestTimeout+5*time.Second)
 	defer cancel()
 	sent := time.Now()
-	resp, err := gm.c.invoke(pctx, addr, gm.pullRequest(qs, offset))
+	resp, err := gm.c.invokeHeld(pctx, addr, gm.pullRequest(qs, offset))
 	if err == nil {
 		gm.stats.pullAnswered(qs.mq.Topic, time.Since(sent))
 	}

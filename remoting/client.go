@@ -32,6 +32,14 @@ type ClientConfig struct {
 	// HandshakeTimeout bounds a TLS handshake, within the call's own
 	// deadline. Zero means DefaultHandshakeTimeout (10 s).
 	HandshakeTimeout time.Duration
+	// ProbeAfter turns on liveness probes (liveness.go): a call that
+	// waited this long on a connection that received nothing for as long
+	// makes it send a RAFTMQ_PING, and the connection is closed (its calls
+	// fail with ErrConnClosed) if nothing arrives within ProbeAfter more;
+	// a call that times out after waiting at least ProbeAfter/2 with
+	// nothing received since it was sent closes its connection too.
+	// Default 1 s; zero turns both off.
+	ProbeAfter time.Duration
 	// Logger receives the client's logs, under the name "remoting". Nil
 	// discards them.
 	Logger hclog.Logger
@@ -44,6 +52,7 @@ func DefaultClientConfig() ClientConfig {
 		MaxFrameSize:         DefaultMaxFrameSize,
 		WriteTimeout:         10 * time.Second,
 		MaxConcurrentPerConn: 64,
+		ProbeAfter:           time.Second,
 		Logger:               hclog.Default(),
 	}
 }
@@ -60,6 +69,9 @@ func (c ClientConfig) Validate() error {
 	}
 	if c.MaxConcurrentPerConn < 1 {
 		errs = append(errs, fmt.Errorf("remoting: MaxConcurrentPerConn %d must be at least 1", c.MaxConcurrentPerConn))
+	}
+	if c.ProbeAfter < 0 {
+		errs = append(errs, fmt.Errorf("remoting: ProbeAfter %v is negative", c.ProbeAfter))
 	}
 	if c.HandshakeTimeout < 0 {
 		errs = append(errs, fmt.Errorf("remoting: HandshakeTimeout %v is negative", c.HandshakeTimeout))
@@ -105,6 +117,7 @@ func NewClient(cfg ClientConfig) (*Client, error) {
 		mux:           &cl.mux,
 		group:         &cl.wg,
 		plainClient:   cfg.TLS == nil,
+		probeAfter:    cfg.ProbeAfter,
 	}
 	return cl, nil
 }

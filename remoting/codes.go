@@ -89,6 +89,9 @@ const (
 	ReqRaftSnapshot int16 = 9104
 	// ReqACLSeed carries a node's --acl file to the leader (raftmq).
 	ReqACLSeed int16 = 9110
+	// ReqPing is a liveness probe (raftmq): every connection answers it
+	// SUCCESS from its read loop, without a handler (liveness.go).
+	ReqPing int16 = 9120
 )
 
 // Response codes (RocketMQ 4.x ResponseCode). Frozen.
@@ -197,6 +200,7 @@ var requestCodeNames = map[int16]string{
 	ReqRaftTransferLeadership:           "RAFTMQ_RAFT_TRANSFER_LEADERSHIP",
 	ReqRaftSnapshot:                     "RAFTMQ_RAFT_SNAPSHOT",
 	ReqACLSeed:                          "RAFTMQ_ACL_SEED",
+	ReqPing:                             "RAFTMQ_PING",
 	ReqQueryDataVersion:                 "QUERY_DATA_VERSION",
 	ReqSendReplyMessage:                 "SEND_REPLY_MESSAGE",
 	ReqSendReplyMessageV2:               "SEND_REPLY_MESSAGE_V2",

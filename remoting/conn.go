@@ -47,6 +47,9 @@ type connOptions struct {
 	onClose func(*Conn)
 	// limits is the server's Limits state; nil on a Client's connections.
 	limits *limiter
+	// probeAfter, on a Client's connections, turns on liveness probes
+	// (liveness.go); zero leaves them off.
+	probeAfter time.Duration
 	// detectTLS (a plaintext server) closes a connection that opens with
 	// a TLS ClientHello, naming it; plainClient (a plaintext client)
 	// explains a connection closed before any answer (tls.go).
@@ -77,9 +80,15 @@ type Conn struct {
 	writing bool
 
 	pmu      sync.Mutex
-	pending  map[int32]func(*Command, error)
+	pending  map[int32]pendingCall
 	closed   bool
 	closeErr error
+
+	// Liveness (liveness.go): when the last frame arrived (mono), whether
+	// a probe is out, and the ping answers being written.
+	lastRecv atomic.Int64
+	probing  atomic.Bool
+	pongs    atomic.Int32
 }
 
 func newConn(nc net.Conn, opts *connOptions) *Conn {
@@ -91,8 +100,9 @@ func newConn(nc net.Conn, opts *connOptions) *Conn {
 		ctx:     ctx,
 		stop:    stop,
 		sem:     make(chan struct{}, opts.maxConcurrent),
-		pending: make(map[int32]func(*Command, error)),
+		pending: make(map[int32]pendingCall),
 	}
+	c.lastRecv.Store(mono())
 	c.log = opts.logger.With("conn", c.id, "remote", nc.RemoteAddr().String())
 	return c
 }
@@ -102,6 +112,10 @@ func newConn(nc net.Conn, opts *connOptions) *Conn {
 func (c *Conn) start() {
 	c.opts.group.Add(1)
 	go c.readLoop()
+	if c.opts.probeAfter > 0 {
+		c.opts.group.Add(1)
+		go c.probeLoop()
+	}
 }
 
 // ID returns a process-unique connection number, for logs and maps.
@@ -154,8 +168,8 @@ func (c *Conn) closeWith(cause error) {
 	c.stop()
 	_ = c.nc.Close()
 	err := fmt.Errorf("%w: %w", ErrConnClosed, cause)
-	for _, done := range pending {
-		done(nil, err)
+	for _, pc := range pending {
+		pc.done(nil, err)
 	}
 	if c.opts.onClose != nil {
 		c.opts.onClose(c)
@@ -181,8 +195,13 @@ func (c *Conn) readLoop() {
 			c.readFailed(err)
 			return
 		}
+		c.noteReceived()
 		if cmd.IsResponse() {
 			c.deliver(cmd)
+			continue
+		}
+		if cmd.Code == ReqPing {
+			c.pong(cmd)
 			continue
 		}
 		c.dispatch(cmd)
@@ -210,20 +229,20 @@ func isCodecError(err error) bool {
 // deliver completes the call waiting for resp. A response nobody waits for
 // is a call that already timed out.
 func (c *Conn) deliver(resp *Command) {
-	if done := c.takePending(resp.Opaque); done != nil {
-		done(resp, nil)
+	if pc, ok := c.takePending(resp.Opaque); ok {
+		pc.done(resp, nil)
 		return
 	}
 	c.noteRefusal(resp)
 	c.log.Debug("response without pending call", "opaque", resp.Opaque, "code", resp.Code)
 }
 
-func (c *Conn) takePending(opaque int32) func(*Command, error) {
+func (c *Conn) takePending(opaque int32) (pendingCall, bool) {
 	c.pmu.Lock()
 	defer c.pmu.Unlock()
-	done := c.pending[opaque]
+	pc, ok := c.pending[opaque]
 	delete(c.pending, opaque)
-	return done
+	return pc, ok
 }
 
 // dispatch starts req's handler. When the connection already runs its
@@ -422,6 +441,11 @@ func (c *Conn) Invoke(ctx context.Context, cmd *Command) (*Command, error) {
 // read loop, the deadline, a failed write, or Close) completes it. done may
 // run on the read loop and must not block.
 func (c *Conn) invoke(ctx context.Context, cmd *Command, done func(*Command, error)) {
+	c.call(ctx, cmd, false, done)
+}
+
+// call is invoke; probe marks a liveness probe (liveness.go).
+func (c *Conn) call(ctx context.Context, cmd *Command, probe bool, done func(*Command, error)) {
 	ctx, cancel := withDefaultTimeout(ctx)
 	req := *cmd
 	req.Flag &^= FlagResponse | FlagOneway
@@ -438,22 +462,24 @@ func (c *Conn) invoke(ctx context.Context, cmd *Command, done func(*Command, err
 		return
 	}
 	req.Opaque = c.allocOpaqueLocked()
-	c.pending[req.Opaque] = finish
+	c.pending[req.Opaque] = pendingCall{done: finish, sent: mono(), probe: probe}
 	c.pmu.Unlock()
 
 	// Fires on the caller's deadline or cancellation, and also on our own
 	// cancel after completion, when the call is no longer pending.
 	context.AfterFunc(ctx, func() {
-		if f := c.takePending(req.Opaque); f != nil {
-			f(nil, callError(ctx, &req))
+		if pc, ok := c.takePending(req.Opaque); ok {
+			err := callError(ctx, &req)
+			c.timedOutInSilence(pc, err) // closed before the caller hears of it
+			pc.done(nil, err)
 		}
 	})
 	if err := ctx.Err(); err != nil {
 		return // the AfterFunc completes the call
 	}
 	if err := c.write(&req); err != nil {
-		if f := c.takePending(req.Opaque); f != nil {
-			f(nil, err)
+		if pc, ok := c.takePending(req.Opaque); ok {
+			pc.done(nil, err)
 		}
 	}
 }
