@@ -118,6 +118,40 @@ func TestLeaderDiskFullHandsLeadershipOn(t *testing.T) {
 	checkBodies(t, g, topic, want)
 }
 
+// TestFullLeaderHandsOnPastADownFollower: a leader whose disk is full
+// hands leadership on while the follower first in configuration order is
+// down. raft's own pick on a tie (a full leader writes nothing, so its
+// followers tie) is that follower, and the transfer to it never completed:
+// the full node kept leading. Now the transfer goes to the follower that
+// answers.
+func TestFullLeaderHandsOnPastADownFollower(t *testing.T) {
+	var disks diskGauges
+	g, leader := startGroup(t, disks.options())
+	const topic = "diskfull-down"
+	createTopic(t, g, topic, 1)
+	send(t, g, leader, topic, 0, "", "m-0")
+	g.WaitApplied(10 * time.Second)
+	down, live := -1, -1
+	for i := range g.Len() { // nodes are configured in index order
+		switch {
+		case i == leader:
+		case down < 0:
+			down = i
+		default:
+			live = i
+		}
+	}
+	g.StopNode(down)
+	disks.set(leader, 0.95)
+	g.Eventually(10*time.Second, func() error {
+		if b := g.Broker(live); b == nil || !b.Node().IsLeader() {
+			return fmt.Errorf("node %d (follower with space) does not lead; the full node %d leads: %v",
+				live, leader, g.Broker(leader).Node().IsLeader())
+		}
+		return nil
+	})
+}
+
 // TestFollowerDiskFullDoesNotStopTheGroup: one follower's full disk
 // costs the group nothing (the leader and the other follower are a
 // majority); once its space returns it catches up by itself.

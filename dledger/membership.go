@@ -188,8 +188,24 @@ func (n *Node) membershipDurable(ctx context.Context, what string, index uint64)
 	return nil
 }
 
+// healthyTransferTarget is the follower a transfer without a target goes
+// to: the most caught-up voter that answered within the heartbeat timeout
+// and does not refuse entries (progressTransport.TransferTarget); false
+// leaves the pick to raft.
+func (n *Node) healthyTransferTarget() (raft.Server, bool) {
+	if n.progress == nil {
+		return raft.Server{}, false
+	}
+	cf := n.raft.GetConfiguration()
+	if cf.Error() != nil {
+		return raft.Server{}, false
+	}
+	return n.progress.TransferTarget(cf.Configuration().Servers, raft.ServerID(n.cfg.NodeID), n.cfg.HeartbeatTimeout)
+}
+
 // TransferLeadership hands leadership to the member id, or to the most
-// caught-up follower when id is empty. It waits for in-flight proposals
+// caught-up follower that answers and takes entries when id is empty
+// (raft's own pick when none is known to). It waits for in-flight proposals
 // first and holds new ones back until the transfer ends. Leader only.
 func (n *Node) TransferLeadership(ctx context.Context, id string) error {
 	if !n.IsLeader() {
@@ -208,6 +224,11 @@ func (n *Node) TransferLeadership(ctx context.Context, id string) error {
 		}
 		if target == nil {
 			return fmt.Errorf("%w: %q", ErrUnknownServer, id)
+		}
+	}
+	if target == nil {
+		if s, ok := n.healthyTransferTarget(); ok {
+			target = &Peer{ID: string(s.ID), Addr: string(s.Address)}
 		}
 	}
 	return n.runControl(ctx, func() error {

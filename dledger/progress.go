@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"sync"
 	"time"
 
@@ -40,6 +41,12 @@ type progressTransport struct {
 	// a synchronous AppendEntries brought the follower up to the leader's
 	// last index, and closes it when replication falls back to catch-up.
 	piped map[raft.ServerAddress]int
+	// answered is when the address last answered an AppendEntries
+	// (heartbeats included); refusing, whether its last answer to entries
+	// was that it could not store them (a full disk). TransferTarget
+	// reads them.
+	answered map[raft.ServerAddress]time.Time
+	refusing map[raft.ServerAddress]bool
 }
 
 const (
@@ -60,7 +67,8 @@ type progressPreVoteTransport struct {
 
 func newProgressTransport(t raft.Transport, hb raft.Transport, stop func() bool) (raft.Transport, *progressTransport) {
 	p := &progressTransport{Transport: t, hb: hb, stop: stop, match: map[raft.ServerAddress]uint64{},
-		piped: map[raft.ServerAddress]int{}}
+		piped: map[raft.ServerAddress]int{}, answered: map[raft.ServerAddress]time.Time{},
+		refusing: map[raft.ServerAddress]bool{}}
 	if pv, ok := t.(raft.WithPreVote); ok {
 		return progressPreVoteTransport{p, pv}, p
 	}
@@ -90,18 +98,70 @@ func (t *progressTransport) AppendEntries(id raft.ServerID, target raft.ServerAd
 	if isHeartbeat(req) {
 		// raft's heartbeat goroutine has its own backoff, capped at half
 		// the heartbeat timeout; the heartbeat transport its own deadline.
+		tr := t.Transport
 		if t.hb != nil {
-			return t.hb.AppendEntries(id, target, req, resp)
+			tr = t.hb
 		}
-		return t.Transport.AppendEntries(id, target, req, resp)
+		err := tr.AppendEntries(id, target, req, resp)
+		if err == nil {
+			t.heard(target, nil)
+		}
+		return err
 	}
-	if err := t.appendRetrying(id, target, req, resp); err != nil {
+	err := t.appendRetrying(id, target, req, resp)
+	if err == nil || errors.Is(err, errFollowerStore) {
+		t.heard(target, &err)
+	}
+	if err != nil {
 		return err
 	}
 	if resp.Success && len(req.Entries) > 0 {
 		t.advance(target, req.Entries[len(req.Entries)-1].Index)
 	}
 	return nil
+}
+
+// heard records an answer from target; stored, when set, tells whether it
+// stored the entries it was sent (nil error) or refused them.
+func (t *progressTransport) heard(target raft.ServerAddress, stored *error) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	t.answered[target] = time.Now()
+	if stored != nil {
+		t.refusing[target] = *stored != nil
+	}
+}
+
+// TransferTarget picks the follower leadership should go to among
+// voters (this node's id excluded): one that answered within recent and
+// does not refuse entries, the most caught up first, then the one heard
+// from last. ok is false when none qualifies. hashicorp/raft's own pick
+// is the voter it has sent the most of the log to, the first in
+// configuration order on a tie (a full leader writes nothing, so its
+// followers tie), even one that has not answered for seconds; a transfer
+// to it never completes, and a leader that must hand on (a full disk)
+// never does.
+func (t *progressTransport) TransferTarget(voters []raft.Server, self raft.ServerID, recent time.Duration) (raft.Server, bool) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	var best raft.Server
+	var bestMatch uint64
+	var bestHeard time.Time
+	found := false
+	for _, s := range voters {
+		heard, ok := t.answered[s.Address]
+		if s.ID == self || s.Suffrage != raft.Voter || !ok || time.Since(heard) > recent || t.refusing[s.Address] {
+			continue
+		}
+		m := t.match[s.Address]
+		if t.piped[s.Address] > 0 {
+			m = math.MaxUint64 // raft pipelines only to a caught-up follower
+		}
+		if !found || m > bestMatch || m == bestMatch && heard.After(bestHeard) {
+			best, bestMatch, bestHeard, found = s, m, heard, true
+		}
+	}
+	return best, found
 }
 
 // isHeartbeat reports whether req is one of raft's heartbeats (no log
