@@ -20,13 +20,10 @@ import (
 // the followers may have space, so it hands leadership on.
 
 // Disk hand-off timing: how often a leader looks at its disk, and how long
-// it waits after a failed transfer before trying another: diskHandoffRetry
-// at first, doubling up to diskHandoffPause (a group whose disks are all
-// full must not spin through transfers). A first attempt may pick a
-// follower that had answered just before it went down.
+// it waits after a transfer before trying another (a group whose disks
+// are all full must not spin through elections).
 const (
 	diskCheckEvery   = 250 * time.Millisecond
-	diskHandoffRetry = 250 * time.Millisecond
 	diskHandoffPause = 5 * time.Second
 )
 
@@ -41,18 +38,13 @@ func (d *diskHandoff) run(ctx context.Context) error {
 	t := time.NewTicker(diskCheckEvery)
 	defer t.Stop()
 	var last time.Time
-	pause := time.Duration(0)
 	for {
 		select {
 		case <-ctx.Done():
 			return nil
 		case <-t.C:
 		}
-		if !d.full() {
-			pause = 0
-			continue
-		}
-		if time.Since(last) < pause {
+		if !d.full() || time.Since(last) < diskHandoffPause {
 			continue
 		}
 		last = time.Now()
@@ -61,8 +53,7 @@ func (d *diskHandoff) run(ctx context.Context) error {
 		err := d.node.TransferLeadership(tctx, "")
 		cancel()
 		if err != nil {
-			pause = min(max(2*pause, diskHandoffRetry), diskHandoffPause)
-			d.log.Warn("disk full: leadership transfer failed", "error", err, "retry_in", pause)
+			d.log.Warn("disk full: leadership transfer failed", "error", err)
 		}
 	}
 }

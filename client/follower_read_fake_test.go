@@ -69,18 +69,7 @@ func TestPullFollowsSuggestionBackToLeader(t *testing.T) {
 		return answer(req, remoting.ResPullNotFound, 5, "0")
 	})
 
-	pc, err := NewPullConsumer("cg-script", WithNameServers(ns.addr), WithLogger(testLogger(t)), WithInstanceName("script"),
-		WithConsumeFrom(ConsumeFromFirst()), WithSuspendTimeout(time.Second))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := pc.Assign(MessageQueue{Topic: "T", BrokerName: "b", QueueID: 0}); err != nil {
-		t.Fatal(err)
-	}
-	if err := pc.Start(testCtx(t, 10*time.Second)); err != nil {
-		t.Fatal(err)
-	}
-	defer pc.Close(context.Background())
+	startAssignedPullConsumer(t, ns, WithConsumeFrom(ConsumeFromFirst()), WithSuspendTimeout(time.Second))
 	want := []string{"L@0", "F@5", "L@5", "F@5", "L@5", "F@5", "L@5"}
 	var got []string
 	eventually(t, 10*time.Second, func() error {

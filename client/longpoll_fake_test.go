@@ -85,10 +85,13 @@ func fakePullCluster(t *testing.T, routeAddrs []string, brokers map[*fakeServer]
 	return ns
 }
 
+// startAssignedPullConsumer starts a pull consumer of group cg-fake with
+// queue T@b#0 assigned, routed by the fake name server ns; it is closed
+// when the test ends.
 func startAssignedPullConsumer(t *testing.T, ns *fakeServer, opts ...PullConsumerOpt) {
 	t.Helper()
-	opts = append([]PullConsumerOpt{WithNameServers(ns.addr), WithLogger(testLogger(t)), WithInstanceName("longpoll")}, opts...)
-	pc, err := NewPullConsumer("cg-longpoll", opts...)
+	opts = append([]PullConsumerOpt{WithNameServers(ns.addr), WithLogger(testLogger(t)), WithInstanceName("fake")}, opts...)
+	pc, err := NewPullConsumer("cg-fake", opts...)
 	if err != nil {
 		t.Fatal(err)
 	}

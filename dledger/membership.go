@@ -189,9 +189,9 @@ func (n *Node) membershipDurable(ctx context.Context, what string, index uint64)
 }
 
 // healthyTransferTarget is the follower a transfer without a target goes
-// to: the most caught-up voter that answered within the heartbeat timeout
-// and does not refuse entries (progressTransport.TransferTarget); false
-// leaves the pick to raft.
+// to: the most caught-up voter that answered within half the heartbeat
+// timeout (raft heartbeats every tenth of it) and does not refuse entries
+// (progressTransport.TransferTarget); false leaves the pick to raft.
 func (n *Node) healthyTransferTarget() (raft.Server, bool) {
 	if n.progress == nil {
 		return raft.Server{}, false
@@ -200,7 +200,7 @@ func (n *Node) healthyTransferTarget() (raft.Server, bool) {
 	if cf.Error() != nil {
 		return raft.Server{}, false
 	}
-	return n.progress.TransferTarget(cf.Configuration().Servers, raft.ServerID(n.cfg.NodeID), n.cfg.HeartbeatTimeout)
+	return n.progress.TransferTarget(cf.Configuration().Servers, raft.ServerID(n.cfg.NodeID), n.cfg.HeartbeatTimeout/2)
 }
 
 // TransferLeadership hands leadership to the member id, or to the most

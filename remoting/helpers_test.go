@@ -96,15 +96,7 @@ func (ts *testServer) stop(t *testing.T) {
 
 func newTestClient(t *testing.T) *Client {
 	t.Helper()
-	logger, _ := newTestLogger(t)
-	cfg := DefaultClientConfig()
-	cfg.Logger = logger
-	cl, err := NewClient(cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = cl.Close() })
-	return cl
+	return newProbingClient(t, DefaultClientConfig().ProbeAfter)
 }
 
 func testCtx(t *testing.T) context.Context {
