@@ -18,10 +18,9 @@ import (
 )
 
 // pullRecorder is a fake broker's PULL_MESSAGE handler that holds each
-// pull for its suspend timeout (or hold, if set) and answers PULL_NOT_FOUND,
-// recording when each pull arrived.
+// pull for its suspend timeout and answers PULL_NOT_FOUND, recording when
+// each pull arrived.
 type pullRecorder struct {
-	hold     time.Duration
 	mu       sync.Mutex
 	arrivals []time.Time
 }
@@ -30,14 +29,10 @@ func (r *pullRecorder) serve(ctx context.Context, _ *remoting.Conn, req *remotin
 	r.mu.Lock()
 	r.arrivals = append(r.arrivals, time.Now())
 	r.mu.Unlock()
-	hold := r.hold
-	if hold == 0 {
-		ms, _ := strconv.ParseInt(req.ExtFields["suspendTimeoutMillis"], 10, 64)
-		hold = time.Duration(ms) * time.Millisecond
-	}
+	ms, _ := strconv.ParseInt(req.ExtFields["suspendTimeoutMillis"], 10, 64)
 	remoting.Park(ctx)
 	select {
-	case <-time.After(hold):
+	case <-time.After(time.Duration(ms) * time.Millisecond):
 	case <-ctx.Done():
 		return nil
 	}

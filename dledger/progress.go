@@ -47,6 +47,7 @@ type progressTransport struct {
 	// reads them.
 	answered map[raft.ServerAddress]time.Time
 	refusing map[raft.ServerAddress]bool
+	now      func() time.Time // time.Now; a test's clock
 }
 
 const (
@@ -68,7 +69,7 @@ type progressPreVoteTransport struct {
 func newProgressTransport(t raft.Transport, hb raft.Transport, stop func() bool) (raft.Transport, *progressTransport) {
 	p := &progressTransport{Transport: t, hb: hb, stop: stop, match: map[raft.ServerAddress]uint64{},
 		piped: map[raft.ServerAddress]int{}, answered: map[raft.ServerAddress]time.Time{},
-		refusing: map[raft.ServerAddress]bool{}}
+		refusing: map[raft.ServerAddress]bool{}, now: time.Now}
 	if pv, ok := t.(raft.WithPreVote); ok {
 		return progressPreVoteTransport{p, pv}, p
 	}
@@ -104,13 +105,13 @@ func (t *progressTransport) AppendEntries(id raft.ServerID, target raft.ServerAd
 		}
 		err := tr.AppendEntries(id, target, req, resp)
 		if err == nil {
-			t.heard(target, nil)
+			t.heard(target, false, false)
 		}
 		return err
 	}
 	err := t.appendRetrying(id, target, req, resp)
 	if err == nil || errors.Is(err, errFollowerStore) {
-		t.heard(target, &err)
+		t.heard(target, true, err != nil)
 	}
 	if err != nil {
 		return err
@@ -121,14 +122,14 @@ func (t *progressTransport) AppendEntries(id raft.ServerID, target raft.ServerAd
 	return nil
 }
 
-// heard records an answer from target; stored, when set, tells whether it
-// stored the entries it was sent (nil error) or refused them.
-func (t *progressTransport) heard(target raft.ServerAddress, stored *error) {
+// heard records an answer from target: to a request with entries
+// (withEntries), whether it refused to store them.
+func (t *progressTransport) heard(target raft.ServerAddress, withEntries, refused bool) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	t.answered[target] = time.Now()
-	if stored != nil {
-		t.refusing[target] = *stored != nil
+	t.answered[target] = t.now()
+	if withEntries {
+		t.refusing[target] = refused
 	}
 }
 
@@ -150,7 +151,7 @@ func (t *progressTransport) TransferTarget(voters []raft.Server, self raft.Serve
 	found := false
 	for _, s := range voters {
 		heard, ok := t.answered[s.Address]
-		if s.ID == self || s.Suffrage != raft.Voter || !ok || time.Since(heard) > recent || t.refusing[s.Address] {
+		if s.ID == self || s.Suffrage != raft.Voter || !ok || t.now().Sub(heard) > recent || t.refusing[s.Address] {
 			continue
 		}
 		m := t.match[s.Address]

@@ -50,6 +50,8 @@ func (s *scriptedTransport) AppendEntries(_ raft.ServerID, target raft.ServerAdd
 func TestTransferTargetSkipsUnreachableAndRefusingFollowers(t *testing.T) {
 	st := &scriptedTransport{answer: map[raft.ServerAddress]string{"a1": "down", "a2": "ok", "a3": "refuse", "a4": "ok"}}
 	_, p := newProgressTransport(st, nil, func() bool { return true })
+	clock := time.Unix(1000, 0)
+	p.now = func() time.Time { return clock }
 	voters := []raft.Server{
 		{ID: "n0", Address: "a0", Suffrage: raft.Voter},
 		{ID: "n1", Address: "a1", Suffrage: raft.Voter},
@@ -84,22 +86,33 @@ func TestTransferTargetSkipsUnreachableAndRefusingFollowers(t *testing.T) {
 	if got := target(time.Hour); got != "n2" {
 		t.Fatalf("target %q, want n2", got)
 	}
-	// n3's disk has space again and it is further along than n2.
+	// n3's disk has space again and it is further along than n2 (heard
+	// from last).
 	st.set("a3", "ok")
 	appendTo("a3", 12)
+	heartbeat("a2")
 	if got := target(time.Hour); got != "n3" {
 		t.Fatalf("target %q, want n3 (the most caught up)", got)
 	}
+	// n3's disk fills again: n2, though n3 holds more.
+	st.set("a3", "refuse")
+	appendTo("a3", 13)
+	if got := target(time.Hour); got != "n2" {
+		t.Fatalf("target %q, want n2 (n3 refuses entries)", got)
+	}
+	st.set("a3", "ok")
+	appendTo("a3", 13)
 	// n3 goes down: once its last answer is older than recent, n2 is the
 	// pick.
 	st.set("a3", "down")
 	heartbeat("a3")
-	time.Sleep(20 * time.Millisecond)
+	clock = clock.Add(20 * time.Millisecond)
 	heartbeat("a2")
 	if got := target(10 * time.Millisecond); got != "n2" {
 		t.Fatalf("target %q, want n2 (n3 silent for 20 ms)", got)
 	}
-	if got := target(0); got != "" {
-		t.Fatalf("with no follower heard within 0: target %q, want none", got)
+	clock = clock.Add(20 * time.Millisecond)
+	if got := target(10 * time.Millisecond); got != "" {
+		t.Fatalf("with no follower heard for 20 ms: target %q, want none", got)
 	}
 }
